@@ -1,0 +1,87 @@
+// Package versions is the single source of truth for the Kafka APIs the gateway serves.
+//
+// The table below is read by the listener's version firewall (through the broker), by the
+// ApiVersions response and by the generator of docs/PROTOCOL-COVERAGE.md. A key or version is
+// listed only when a handler serves it and tests exercise it: adding an API means adding its
+// row here and its handler file in internal/broker (a broker test fails if the two disagree).
+package versions
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// API describes one supported Kafka API key.
+type API struct {
+	Key  int16
+	Name string
+	// Min and Max bound the versions the gateway decodes and answers. Any other version of a
+	// listed key closes the connection (except ApiVersions, see KIP-511).
+	Min, Max int16
+	// AdvertiseFromV0 makes ApiVersions advertise the key from version 0 although only Min and
+	// above are accepted, where clients need it: Produce (librdkafka ≤ 2.x disables compression
+	// otherwise, KAFKA-18659) and SaslHandshake (librdkafka needs v0 listed).
+	AdvertiseFromV0 bool
+	// SASLOnly keys are advertised and accepted only on SASL listeners.
+	SASLOnly bool
+	// Note explains deviations; it is copied into the coverage document.
+	Note string
+}
+
+// advertisedMin returns the lowest advertised version.
+func (a API) advertisedMin() int16 {
+	if a.AdvertiseFromV0 {
+		return 0
+	}
+	return a.Min
+}
+
+// Accepts reports whether version v of this API is decoded and served.
+func (a API) Accepts(v int16) bool { return v >= a.Min && v <= a.Max }
+
+// table is sorted by key. Keep it sorted: Lookup relies on it and a test checks it.
+var table = []API{
+	{Key: 3, Name: "Metadata", Min: 0, Max: 12},
+	{Key: 10, Name: "FindCoordinator", Min: 0, Max: 6,
+		Note: "key type 1 (transaction) → 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED; share keys → 42"},
+	{Key: 18, Name: "ApiVersions", Min: 0, Max: 4,
+		Note: "unsupported version → v0 body, error 35 and the full list (KIP-511); no finalized features"},
+	{Key: 22, Name: "InitProducerId", Min: 0, Max: 5,
+		Note: "transactional id → 35 UNSUPPORTED_VERSION (transactions are not supported)"},
+	{Key: 60, Name: "DescribeCluster", Min: 0, Max: 1},
+}
+
+// Lookup returns the entry for key.
+func Lookup(key int16) (API, bool) {
+	i, ok := slices.BinarySearchFunc(table, key, func(a API, k int16) int { return int(a.Key) - int(k) })
+	if !ok {
+		return API{}, false
+	}
+	return table[i], true
+}
+
+// All returns a copy of the table, sorted by key.
+func All() []API { return slices.Clone(table) }
+
+// Accepts reports whether key at version is served on a listener (sasl: whether the listener
+// uses SASL).
+func Accepts(key, version int16, sasl bool) bool {
+	a, ok := Lookup(key)
+	return ok && (!a.SASLOnly || sasl) && a.Accepts(version)
+}
+
+// Advertised returns the ApiVersions entries for a listener: every listed key with its
+// advertised range, SASL keys only when sasl is true.
+func Advertised(sasl bool) []kmsg.ApiVersionsResponseApiKey {
+	out := make([]kmsg.ApiVersionsResponseApiKey, 0, len(table))
+	for _, a := range table {
+		if a.SASLOnly && !sasl {
+			continue
+		}
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.Key, a.advertisedMin(), a.Max
+		out = append(out, k)
+	}
+	return out
+}
