@@ -1,0 +1,27 @@
+// Package memserver is an IN-MEMORY, NOT DURABLE Apache Iggy server for tests and local runs.
+//
+// It speaks Iggy's binary TCP protocol 0.11.0 (the wire of Iggy server 0.9.x) through the
+// shared codec in package wire, closely enough that the official SDKs and the gateway's own
+// client cannot tell it from a real server for the commands the gateway uses: login/register
+// (password and personal access token), ping, streams, topics, partitions, send and poll,
+// consumer offsets, consumer groups, users, permissions and personal access tokens, GetMe and
+// GetClusterMetadata. Where this package and a real Iggy 0.9 server disagree, the real server
+// is right; the behaviour here follows the server sources at the protocol's reference snapshot
+// (see docs in shared/reference/iggy-wire-0.11.md).
+//
+// Everything lives in process memory and is lost when the server stops. Nothing is written to
+// disk, nothing is replicated, and "committed" means "applied to the in-memory state".
+//
+// Deliberate simplifications, all invisible on the wire for well-behaved clients:
+//   - message expiry and max topic size are validated, stored and reported, but nothing is ever
+//     deleted because of them (a real server deletes only whole sealed 1 GiB segments, which
+//     tests never fill);
+//   - consumer-group rebalancing moves partitions at once (the real server may delay a move
+//     while the previous owner still has polled-but-uncommitted messages);
+//   - request deduplication by (client, request) is not implemented: a replayed metadata
+//     request is applied again;
+//   - the heartbeat verifier (StaleClient eviction) is optional and off unless
+//     Config.HeartbeatInterval is set.
+//
+// One goroutine serves each connection; all state sits behind one mutex.
+package memserver
