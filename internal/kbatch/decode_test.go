@@ -1,0 +1,264 @@
+package kbatch
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+const testBudget = 64 << 20
+
+func TestDecodeKgoBatches(t *testing.T) {
+	const baseTs = 1_700_000_000_123
+	want := sampleRecords(baseTs)
+	for _, tc := range []struct {
+		codec kgo.CompressionCodec
+		want  Codec
+	}{
+		{kgo.NoCompression(), CodecNone},
+		{kgo.GzipCompression(), CodecGzip},
+		{kgo.SnappyCompression(), CodecSnappy},
+		{kgo.Lz4Compression(), CodecLZ4},
+		{kgo.ZstdCompression(), CodecZstd},
+	} {
+		t.Run(tc.want.String(), func(t *testing.T) {
+			var recs []*kgo.Record
+			for _, w := range want {
+				r := &kgo.Record{Key: w.key, Value: w.value, Timestamp: time.UnixMilli(w.ts)}
+				for _, h := range w.headers {
+					r.Headers = append(r.Headers, kgo.RecordHeader{Key: string(h.Key), Value: h.Value})
+				}
+				recs = append(recs, r)
+			}
+			raws := kgoBatches(t, tc.codec, recs)
+			if len(raws) != 1 {
+				t.Fatalf("kgo sent %d partitions' records, want 1", len(raws))
+			}
+			budget := NewBudget(testBudget)
+			batches, got, err := decodeAll(t, raws[0], budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(batches) != 1 || batches[0].Codec() != tc.want {
+				t.Fatalf("got %d batches, codec %v; want 1 batch with %v", len(batches), batches[0].Codec(), tc.want)
+			}
+			h := batches[0].Header
+			if h.NumRecords != int32(len(want)) || h.ProducerID != -1 || h.Transactional() || h.Control() || h.LogAppendTime() {
+				t.Fatalf("unexpected header %+v", h)
+			}
+			if tc.want == CodecNone && budget.Remaining() != testBudget {
+				t.Fatalf("uncompressed batch charged the budget: %d left", budget.Remaining())
+			}
+			if tc.want != CodecNone && budget.Remaining() >= testBudget {
+				t.Fatalf("compressed batch did not charge the budget")
+			}
+			checkRecords(t, got, want)
+		})
+	}
+}
+
+func TestDecodeCodecs(t *testing.T) {
+	const baseTs = 1_000
+	want := sampleRecords(baseTs)
+	for _, tc := range []struct {
+		name     string
+		codec    Codec
+		compress func([]byte) []byte
+	}{
+		{"none", CodecNone, nil},
+		{"gzip", CodecGzip, gzipBytes},
+		{"snappy-raw", CodecSnappy, rawSnappyBytes},
+		{"snappy-xerial", CodecSnappy, func(b []byte) []byte { return xerialBytes(b, 1000) }},
+		{"lz4", CodecLZ4, lz4Bytes},
+		{"zstd", CodecZstd, zstdBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := encodeWithKmsg(t, int16(tc.codec), baseTs, want, tc.compress)
+			_, got, err := decodeAll(t, raw, NewBudget(testBudget))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRecords(t, got, want)
+		})
+	}
+}
+
+func TestSplitSeveralBatches(t *testing.T) {
+	a := encodeWithKmsg(t, 0, 10, []wantRecord{{ts: 10, value: []byte("a")}}, nil)
+	b := encodeWithKmsg(t, int16(CodecGzip), 20, []wantRecord{{ts: 20, value: []byte("b")}, {ts: 21, value: []byte("c")}}, gzipBytes)
+	batches, got, err := decodeAll(t, append(append([]byte{}, a...), b...), NewBudget(testBudget))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batches) != 2 {
+		t.Fatalf("got %d batches", len(batches))
+	}
+	checkRecords(t, got, []wantRecord{{ts: 10, value: []byte("a")}, {ts: 20, value: []byte("b")}, {ts: 21, value: []byte("c")}})
+}
+
+func TestSplitEmpty(t *testing.T) {
+	batches, err := Split(nil, nil)
+	if err != nil || len(batches) != 0 {
+		t.Fatalf("got %d batches, %v", len(batches), err)
+	}
+}
+
+func TestFlagsSurfaced(t *testing.T) {
+	for _, tc := range []struct {
+		attrs                   int16
+		txn, control, logAppend bool
+	}{
+		{0x10, true, false, false},
+		{0x20, false, true, false},
+		{0x30, true, true, false},
+		{0x08, false, false, true},
+	} {
+		raw := encodeWithKmsg(t, tc.attrs, 5, []wantRecord{{ts: 5, value: []byte("v")}}, nil)
+		batches, err := Split(nil, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := batches[0].Header
+		if h.Transactional() != tc.txn || h.Control() != tc.control || h.LogAppendTime() != tc.logAppend {
+			t.Errorf("attrs %#x: txn=%v control=%v logAppend=%v", tc.attrs, h.Transactional(), h.Control(), h.LogAppendTime())
+		}
+	}
+}
+
+func TestHeaderFieldsSurfaced(t *testing.T) {
+	raw := encodeWithKmsg(t, 0, 5, []wantRecord{{ts: 5, value: []byte("v")}}, nil)
+	// producer id 7, epoch 3, base sequence 42, base offset 9, leader epoch 4
+	copy(raw[43:], []byte{0, 0, 0, 0, 0, 0, 0, 7, 0, 3, 0, 0, 0, 42})
+	copy(raw[0:], []byte{0, 0, 0, 0, 0, 0, 0, 9})
+	copy(raw[12:], []byte{0, 0, 0, 4})
+	fixCRC(raw)
+	batches, err := Split(nil, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := batches[0].Header
+	if h.ProducerID != 7 || h.ProducerEpoch != 3 || h.BaseSequence != 42 || h.BaseOffset != 9 ||
+		h.PartitionLeaderEpoch != 4 || h.BaseTimestamp != 5 || h.MaxTimestamp != 5 {
+		t.Fatalf("header %+v", h)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	good := encodeWithKmsg(t, 0, 5, []wantRecord{{ts: 5, key: []byte("k"), value: []byte("v")}, {ts: 6, value: []byte("w")}}, nil)
+	body := good[HeaderSize:]
+	mutate := func(f func(b []byte) []byte) []byte { return f(append([]byte{}, good...)) }
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"crc", mutate(func(b []byte) []byte { b[len(b)-1] ^= 1; return b }), ErrCorrupt},
+		{"crc field", mutate(func(b []byte) []byte { b[offCRC] ^= 1; return b }), ErrCorrupt},
+		{"trailing bytes", append(append([]byte{}, good...), 1, 2, 3), ErrInvalidRecord},
+		{"trailing partial batch", append(append([]byte{}, good...), good[:30]...), ErrInvalidRecord},
+		{"truncated", good[:len(good)-1], ErrInvalidRecord},
+		{"magic 1", mutate(func(b []byte) []byte { b[offMagic] = 1; return b }), ErrInvalidRecord},
+		{"length too small", mutate(func(b []byte) []byte { b[11] = 10; b[10], b[9], b[8] = 0, 0, 0; return b }), ErrCorrupt},
+		{"count too high", rawBatch(0, 5, 6, 3, body), ErrInvalidRecord},
+		{"count too low", rawBatch(0, 5, 6, 1, body), ErrInvalidRecord},
+		{"negative count", rawBatch(0, 5, 6, -1, body), ErrCorrupt},
+		{"unknown codec", rawBatch(5, 5, 6, 2, body), ErrCorrupt},
+		{"record length past end", rawBatch(0, 5, 5, 1, []byte{0x7e, 0, 0, 0}), ErrCorrupt},
+		{"zero record length", rawBatch(0, 5, 5, 1, []byte{0x00}), ErrCorrupt},
+		{"bad varint", rawBatch(0, 5, 5, 1, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}), ErrCorrupt},
+		// length 6: attrs, ts 0, offset 0, key -1, value len 50 (only 1 byte left)
+		{"value length past record", rawBatch(0, 5, 5, 1, []byte{12, 0, 0, 0, 1, 100, 0}), ErrCorrupt},
+		{"key length below -1", rawBatch(0, 5, 5, 1, []byte{12, 0, 0, 0, 3, 1, 0}), ErrCorrupt},
+		// header count 100 in a record with 1 byte left
+		{"header count too high", rawBatch(0, 5, 5, 1, []byte{14, 0, 0, 0, 1, 1, 200, 1, 0}), ErrCorrupt},
+		// header count 1, name length -1
+		{"null header name", rawBatch(0, 5, 5, 1, []byte{14, 0, 0, 0, 1, 1, 2, 1, 1}), ErrCorrupt},
+		// header count 0 but a byte remains in the record
+		{"bytes after headers", rawBatch(0, 5, 5, 1, []byte{12, 0, 0, 0, 1, 1, 0, 9}), ErrCorrupt},
+		{"garbage gzip", rawBatch(int16(CodecGzip), 5, 5, 1, []byte("not gzip")), ErrCorrupt},
+		{"garbage snappy", rawBatch(int16(CodecSnappy), 5, 5, 1, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}), ErrCorrupt},
+		{"truncated xerial", rawBatch(int16(CodecSnappy), 5, 5, 1, xerialBytes(body, 100)[:20]), ErrCorrupt},
+		{"garbage lz4", rawBatch(int16(CodecLZ4), 5, 5, 1, []byte("not lz4 at all")), ErrCorrupt},
+		{"garbage zstd", rawBatch(int16(CodecZstd), 5, 5, 1, []byte("not zstd at all")), ErrCorrupt},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := decodeAll(t, tc.data, NewBudget(testBudget))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeNilBudget(t *testing.T) {
+	raw := encodeWithKmsg(t, int16(CodecGzip), 5, []wantRecord{{ts: 5, value: []byte("v")}}, gzipBytes)
+	if _, _, err := decodeAll(t, raw, nil); !errors.Is(err, ErrBudgetExceeded) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestBudgetSharedAcrossBatches(t *testing.T) {
+	value := bytes.Repeat([]byte{'x'}, 10_000)
+	one := encodeWithKmsg(t, int16(CodecZstd), 1, []wantRecord{{ts: 1, value: value}}, zstdBytes)
+	recsSize := len(encodeWithKmsg(t, 0, 1, []wantRecord{{ts: 1, value: value}}, nil)) - HeaderSize
+	budget := NewBudget(2*recsSize + recsSize/2) // two batches fit, the third does not
+	data := append(append(append([]byte{}, one...), one...), one...)
+	batches, err := Split(nil, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range batches {
+		recs, err := batches[i].Decode(budget)
+		if i < 2 && err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		if i == 2 && !errors.Is(err, ErrBudgetExceeded) {
+			t.Fatalf("batch 3: got %v, want budget exceeded", err)
+		}
+		recs.Release()
+	}
+	if budget.Remaining() != recsSize/2 {
+		t.Fatalf("remaining %d, want %d", budget.Remaining(), recsSize/2)
+	}
+}
+
+func TestIterateWithoutAllocating(t *testing.T) {
+	var recs []wantRecord
+	for i := range 1000 {
+		recs = append(recs, wantRecord{ts: int64(i), key: []byte("key"), value: []byte("value"),
+			headers: []RecordHeader{{Key: []byte("h"), Value: []byte("v")}}})
+	}
+	raw := encodeWithKmsg(t, 0, 0, recs, nil)
+	batches := make([]Batch, 0, 1)
+	allocs := testing.AllocsPerRun(20, func() {
+		var err error
+		batches, err = Split(batches[:0], raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := batches[0].Decode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		it := rs.Iter()
+		var r Record
+		for it.Next(&r) {
+			for h := r.Headers(); ; {
+				if _, _, ok := h.Next(); !ok {
+					break
+				}
+			}
+			n++
+		}
+		if n != 1000 {
+			t.Fatalf("iterated %d", n)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per decode of an uncompressed 1000-record batch, want 0", allocs)
+	}
+}
