@@ -1,0 +1,317 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func load(t *testing.T, args []string, env ...string) (*Config, error) {
+	t.Helper()
+	var out bytes.Buffer
+	return Load(args, env, &out)
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Listener{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "127.0.0.1:9093", AdvertisedHost: "127.0.0.1", AdvertisedPort: 9093}
+	if len(c.Listeners) != 1 || c.Listeners[0] != want {
+		t.Errorf("listeners = %+v", c.Listeners)
+	}
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"bridge", c.Bridge.Enabled, false},
+		{"iggy addr", c.Bridge.Addr, "127.0.0.1:8090"},
+		{"username", c.Bridge.Username, "iggy"},
+		{"retry window", c.Bridge.RetryWindow, 60 * time.Second},
+		{"stream", c.DefaultStream, "kafka"},
+		{"map stream", c.TopicMap.DefaultStream(), "kafka"},
+		{"node", c.NodeID, 1},
+		{"partitions", c.AutoCreatePartitions, 1},
+		{"max frame", c.Limits.MaxFrameSize, 100 << 20},
+		{"preauth frame", c.Limits.PreAuthMaxFrameSize, 512 << 10},
+		{"max conns", c.Limits.MaxConnections, 1024},
+		{"idle", c.Limits.IdleTimeout, 10 * time.Minute},
+		{"read", c.Limits.ReadTimeout, 15 * time.Second},
+		{"write", c.Limits.WriteTimeout, 10 * time.Second},
+		{"drain", c.Limits.ShutdownDrainTimeout, 25 * time.Second},
+		{"auths", c.Limits.MaxConcurrentAuthentications, 4},
+		{"producer expiry", c.ProducerExpiry, 24 * time.Hour},
+		{"coordinator log", c.CoordinatorLog, "auto"},
+		{"log format", c.LogFormat, "text"},
+		{"dev addr", c.DevIggyAddr, "127.0.0.1:8090"},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.what, ch.got, ch.want)
+		}
+	}
+}
+
+func TestEnvFlagsAndPrecedence(t *testing.T) {
+	c, err := load(t, []string{"--max-frame-size=1MiB", "--idle-timeout", "90s", "--node-id=7"},
+		"IGGY_KAFKA_BIND_ADDR=0.0.0.0:19093",
+		"IGGY_KAFKA_ADVERTISED_HOST=gw.example",
+		"IGGY_KAFKA_ADVERTISED_PORT=29093",
+		"IGGY_KAFKA_NODE_ID=3",
+		"IGGY_KAFKA_BRIDGE_ENABLED=true",
+		"IGGY_KAFKA_IGGY_PASSWORD=s3cret",
+		"IGGY_KAFKA_AUTO_CREATE_TOPICS_PARTITIONS=12",
+		"IGGY_KAFKA_LOG_FORMAT=json",
+		"UNRELATED=1",
+		"IGGY_TEST_ADDR=ignored:1",
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.Listeners[0]
+	if l.Addr != "0.0.0.0:19093" || l.AdvertisedHost != "gw.example" || l.AdvertisedPort != 29093 {
+		t.Errorf("listener = %+v", l)
+	}
+	if c.NodeID != 7 {
+		t.Errorf("flag must win over env: node id %d", c.NodeID)
+	}
+	if c.Limits.MaxFrameSize != 1<<20 || c.Limits.IdleTimeout != 90*time.Second {
+		t.Errorf("limits = %+v", c.Limits)
+	}
+	if !c.Bridge.Enabled || c.Bridge.Password.Reveal() != "s3cret" || c.AutoCreatePartitions != 12 || c.LogFormat != "json" {
+		t.Errorf("config = %+v", c)
+	}
+}
+
+func TestMisspeltVariableStopsStartup(t *testing.T) {
+	_, err := load(t, nil, "IGGY_KAFKA_BIND_ADRR=127.0.0.1:9000")
+	if err == nil {
+		t.Fatal("misspelt variable accepted")
+	}
+	for _, want := range []string{"IGGY_KAFKA_BIND_ADRR", "did you mean IGGY_KAFKA_BIND_ADDR?"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	_, err = load(t, nil, "IGGY_KAFKA_COMPLETELY_DIFFERENT=1")
+	if err == nil || !strings.Contains(err.Error(), "IGGY_KAFKA_COMPLETELY_DIFFERENT") {
+		t.Errorf("unknown variable: %v", err)
+	}
+}
+
+func TestInvalidValues(t *testing.T) {
+	tests := []struct {
+		env  string
+		want []string
+	}{
+		{"IGGY_KAFKA_BIND_ADDR=localhost", []string{"IGGY_KAFKA_BIND_ADDR", "host:port"}},
+		{"IGGY_KAFKA_BIND_ADDR=h:99999", []string{"IGGY_KAFKA_BIND_ADDR"}},
+		{"IGGY_KAFKA_BRIDGE_ENABLED=yes", []string{"IGGY_KAFKA_BRIDGE_ENABLED", "true or false"}},
+		{"IGGY_KAFKA_AUTO_CREATE_TOPICS_PARTITIONS=0", []string{"AUTO_CREATE_TOPICS_PARTITIONS", "from 1 to 1000"}},
+		{"IGGY_KAFKA_AUTO_CREATE_TOPICS_PARTITIONS=1001", []string{"from 1 to 1000"}},
+		{"IGGY_KAFKA_NODE_ID=-1", []string{"NODE_ID", "from 0 to 32767"}},
+		{"IGGY_KAFKA_IDLE_TIMEOUT=10", []string{"IDLE_TIMEOUT", "Go duration"}},
+		{"IGGY_KAFKA_READ_TIMEOUT=-5s", []string{"READ_TIMEOUT", "positive"}},
+		{"IGGY_KAFKA_MAX_FRAME_SIZE=3GiB", []string{"MAX_FRAME_SIZE", "2147483647"}},
+		{"IGGY_KAFKA_MAX_FRAME_SIZE=lots", []string{"MAX_FRAME_SIZE"}},
+		{"IGGY_KAFKA_LOG_FORMAT=xml", []string{"LOG_FORMAT", "text|json"}},
+		{"IGGY_KAFKA_LOG_LEVEL=loud", []string{"LOG_LEVEL"}},
+		{"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=maybe", []string{"COORDINATOR_LOG_ENABLED", "auto|true|false"}},
+		{"IGGY_KAFKA_MAX_CONNECTIONS=0", []string{"MAX_CONNECTIONS"}},
+		{"IGGY_KAFKA_IGGY_STREAM=__iggy_kafka_gateway", []string{"IGGY_STREAM", "reserved"}},
+	}
+	for _, tt := range tests {
+		_, err := load(t, nil, tt.env)
+		if err == nil {
+			t.Errorf("%s accepted", tt.env)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not contain %q", tt.env, err, w)
+			}
+		}
+	}
+	if _, err := load(t, []string{"--idle-timeout=soon"}); err == nil || !strings.Contains(err.Error(), "--idle-timeout") {
+		t.Errorf("bad flag value: %v", err)
+	}
+	if _, err := load(t, []string{"--bind-adrr=x"}); err == nil {
+		t.Error("unknown flag accepted")
+	}
+	if _, err := load(t, []string{"stray"}); err == nil {
+		t.Error("positional argument accepted")
+	}
+}
+
+func TestCrossFieldRules(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"wildcard bind needs advertised host", nil, []string{"IGGY_KAFKA_BIND_ADDR=0.0.0.0:9093"}, "ADVERTISED_HOST"},
+		{"ipv6 wildcard", nil, []string{"IGGY_KAFKA_BIND_ADDR=[::]:9093"}, "ADVERTISED_HOST"},
+		{"empty advertised host", nil, []string{"IGGY_KAFKA_ADVERTISED_HOST="}, "ADVERTISED_HOST"},
+		{"bridge needs password", nil, []string{"IGGY_KAFKA_BRIDGE_ENABLED=true"}, "IGGY_PASSWORD is required"},
+		{"dev with iggy addr", []string{"--dev"}, []string{"IGGY_KAFKA_IGGY_ADDR=1.2.3.4:8090"}, "dev mode"},
+		{"dev with bridge flag", []string{"--dev", "--bridge-enabled=false"}, nil, "dev mode"},
+		{"listeners with bind addr", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:9093", "IGGY_KAFKA_BIND_ADDR=127.0.0.1:9094"}, "cannot be combined"},
+		{"listeners bad name", nil, []string{"IGGY_KAFKA_LISTENERS=INTERNAL://127.0.0.1:9093"}, "NAME one of"},
+		{"listeners ssl", nil, []string{"IGGY_KAFKA_LISTENERS=SSL://127.0.0.1:9093"}, "not supported yet"},
+		{"listeners twice", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:1,PLAINTEXT://127.0.0.1:2"}, "twice"},
+		{"listeners wildcard", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:9093"}, "ADVERTISED_LISTENERS"},
+		{"advertised without listeners", nil, []string{"IGGY_KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://h:1"}, "needs"},
+		{"advertised unknown name", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:9093", "IGGY_KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://h:1,SSL://h:2"}, "SSL"},
+		{"preauth above max", nil, []string{"IGGY_KAFKA_MAX_FRAME_SIZE=1KiB"}, "PREAUTH_MAX_FRAME_SIZE"},
+	}
+	for _, tt := range tests {
+		_, err := load(t, tt.args, tt.env...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestUnsupportedFeaturesStopStartup(t *testing.T) {
+	for _, env := range []string{
+		"IGGY_KAFKA_SASL_ENABLED=true",
+		"IGGY_KAFKA_TLS_CERT_FILE=/c.pem",
+		"IGGY_KAFKA_TLS_KEY_FILE=/k.pem",
+		"IGGY_KAFKA_TLS_CLIENT_CA_FILE=/ca.pem",
+		"IGGY_KAFKA_TLS_CLIENT_AUTH=required",
+		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=DEFAULT",
+		"IGGY_KAFKA_IGGY_TLS_ENABLED=true",
+		"IGGY_KAFKA_IGGY_TLS_DOMAIN=iggy.local",
+		"IGGY_KAFKA_IGGY_TLS_CA_FILE=/ca.pem",
+		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
+		"IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true",
+	} {
+		_, err := load(t, nil, env)
+		name, _, _ := strings.Cut(env, "=")
+		if err == nil || !strings.Contains(err.Error(), "not supported yet") || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err = %v", env, err)
+		}
+	}
+	// The off values of those settings are fine.
+	if _, err := load(t, nil, "IGGY_KAFKA_SASL_ENABLED=false", "IGGY_KAFKA_IGGY_TLS_ENABLED=false", "IGGY_KAFKA_TLS_CLIENT_AUTH=none"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestListeners(t *testing.T) {
+	c, err := load(t, nil, "IGGY_KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:9093", "IGGY_KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://gw1:19093")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Listener{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: "0.0.0.0:9093", AdvertisedHost: "gw1", AdvertisedPort: 19093}
+	if len(c.Listeners) != 1 || c.Listeners[0] != want {
+		t.Errorf("listeners = %+v", c.Listeners)
+	}
+}
+
+func TestDevMode(t *testing.T) {
+	for _, in := range []struct {
+		args []string
+		env  []string
+	}{{[]string{"--dev"}, nil}, {nil, []string{"IGGY_KAFKA_DEV=true"}}, {[]string{"--dev=true"}, []string{"IGGY_KAFKA_DEV_IGGY_ADDR=127.0.0.1:18090"}}} {
+		c, err := load(t, in.args, in.env...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Dev || !c.Bridge.Enabled || c.Bridge.Addr != c.DevIggyAddr || c.Bridge.Username != "iggy" || c.Bridge.Password.Reveal() != "iggy" {
+			t.Errorf("%v %v: %+v", in.args, in.env, c.Bridge)
+		}
+	}
+}
+
+func TestTopicMapFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "map.toml")
+	os.WriteFile(path, []byte("default_stream = \"from_file\"\n[topics.orders]\nstream = \"billing\"\n"), 0o600)
+	c, err := load(t, nil, "IGGY_KAFKA_TOPIC_MAP_PATH="+path, "IGGY_KAFKA_IGGY_STREAM=from_env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DefaultStream != "from_file" || c.TopicMap.Resolve("orders").Stream != "billing" {
+		t.Errorf("map: default %q, orders → %v", c.DefaultStream, c.TopicMap.Resolve("orders"))
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "IGGY_STREAM") {
+		t.Errorf("warnings = %v", c.Warnings)
+	}
+	_, err = load(t, nil, "IGGY_KAFKA_TOPIC_MAP_PATH="+filepath.Join(t.TempDir(), "nope.toml"))
+	if err == nil || !strings.Contains(err.Error(), "TOPIC_MAP_PATH") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestHelpListsEverySetting(t *testing.T) {
+	var out bytes.Buffer
+	_, err := Load([]string{"--help"}, nil, &out)
+	if !errors.Is(err, ErrHelp) {
+		t.Fatalf("err = %v, want ErrHelp", err)
+	}
+	help := out.String()
+	for _, s := range settings {
+		for _, want := range []string{"--" + s.flag(), s.env()} {
+			if !strings.Contains(help, want) {
+				t.Errorf("--help lacks %s", want)
+			}
+		}
+		if s.def != "" && !s.secret && !strings.Contains(help, "default: "+s.def) {
+			t.Errorf("--help lacks the default of %s (%s)", s.name, s.def)
+		}
+	}
+	for _, want := range []string{"default: 127.0.0.1:9093", "default: 100MiB", "default: 10m0s"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}
+
+func TestSecretsNeverPrint(t *testing.T) {
+	c, err := load(t, nil, "IGGY_KAFKA_BRIDGE_ENABLED=true", "IGGY_KAFKA_IGGY_PASSWORD=hunter2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprint(c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c.Bridge), fmt.Sprintf("%v", c.Bridge.Password)} {
+		if strings.Contains(s, "hunter2") {
+			t.Fatalf("password printed: %s", s)
+		}
+	}
+	_, err = load(t, nil, "IGGY_KAFKA_BRIDGE_ENABLED=true", "IGGY_KAFKA_IGGY_PASSWORD=hunter2", "IGGY_KAFKA_NODE_ID=x")
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSizes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"1", 1, true}, {"1024", 1024, true}, {"512KiB", 512 << 10, true}, {"100MiB", 100 << 20, true},
+		{"1GiB", 1 << 30, true}, {"10B", 10, true}, {"1.5MiB", 0, false}, {"-1", 0, false}, {"KiB", 0, false},
+		{"2048MiB", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := parseSize(tt.in)
+		if ok && (got < 1 || got > maxSize) {
+			ok = false
+		}
+		if ok != tt.ok || (ok && got != tt.want) {
+			t.Errorf("parseSize(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+	for _, n := range []int{1, 1000, 1 << 10, 3 << 20, 1 << 30} {
+		if got, ok := parseSize(formatSize(n)); !ok || got != n {
+			t.Errorf("formatSize(%d) = %q does not round-trip", n, formatSize(n))
+		}
+	}
+}

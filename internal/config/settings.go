@@ -1,0 +1,235 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EnvPrefix prefixes every environment variable of the gateway.
+const EnvPrefix = "IGGY_KAFKA_"
+
+// setting is one configuration knob: an environment variable (EnvPrefix+name), a flag
+// (lower-case name with dashes) and a parser that stores the value into a Config.
+type setting struct {
+	name   string // e.g. "BIND_ADDR"
+	def    string // default, as the user would type it ("" = unset)
+	usage  string
+	form   string // accepted form, for error messages
+	secret bool   // never printed
+	isBool bool   // flag may be given without a value
+	set    func(c *Config, v string) error
+}
+
+func (s *setting) env() string  { return EnvPrefix + s.name }
+func (s *setting) flag() string { return strings.ToLower(strings.ReplaceAll(s.name, "_", "-")) }
+
+// settings lists every knob, in the order --help shows them.
+var settings = []*setting{
+	// Process.
+	boolSetting("DEV", false, "dev mode: run an in-memory Iggy server in-process and bridge to it (data lives in memory only)",
+		func(c *Config) *bool { return &c.Dev }),
+	strSetting("DEV_IGGY_ADDR", "127.0.0.1:8090", "host:port", "address of the in-memory Iggy server in dev mode (native Iggy clients can connect to it)",
+		func(c *Config, v string) error { return hostPort(v, &c.DevIggyAddr) }),
+	strSetting("LOG_FORMAT", "text", "text|json", "log format",
+		func(c *Config, v string) error { return oneOf(v, &c.LogFormat, "text", "json") }),
+	strSetting("LOG_LEVEL", "info", "debug|info|warn|error", "log level",
+		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }),
+
+	// Kafka listeners.
+	strSetting("BIND_ADDR", "127.0.0.1:9093", "host:port", "Kafka listener address (single-listener form)",
+		func(c *Config, v string) error { return hostPort(v, &c.BindAddr) }),
+	strSetting("ADVERTISED_HOST", "", "host name or IP", "host returned by Metadata and FindCoordinator (default: the bind host; required when binding 0.0.0.0 or ::)",
+		func(c *Config, v string) error { c.AdvertisedHost = v; return nil }),
+	intSetting("ADVERTISED_PORT", 0, 0, 65535, "port returned by Metadata and FindCoordinator (0: the bind port)",
+		func(c *Config) *int { return &c.AdvertisedPort }),
+	strSetting("LISTENERS", "", "NAME://host:port,...", "several listeners, Kafka style; NAME is the security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL). Exclusive with BIND_ADDR/ADVERTISED_HOST/ADVERTISED_PORT/SASL_ENABLED",
+		func(c *Config, v string) error { c.listenersSpec = v; return nil }),
+	strSetting("ADVERTISED_LISTENERS", "", "NAME://host:port,...", "advertised address per listener name (default: LISTENERS)",
+		func(c *Config, v string) error { c.advertisedListenersSpec = v; return nil }),
+	boolSetting("SASL_ENABLED", false, "SASL/PLAIN on the single listener (not supported yet)",
+		func(c *Config) *bool { return &c.SASLEnabled }),
+	strSetting("TLS_CERT_FILE", "", "PEM file", "listener certificate for SSL/SASL_SSL listeners (not supported yet)",
+		func(c *Config, v string) error { c.TLSCertFile = v; return nil }),
+	strSetting("TLS_KEY_FILE", "", "PEM file", "listener private key for SSL/SASL_SSL listeners (not supported yet)",
+		func(c *Config, v string) error { c.TLSKeyFile = v; return nil }),
+	strSetting("TLS_CLIENT_CA_FILE", "", "PEM file", "CA verifying client certificates, mTLS (not supported yet)",
+		func(c *Config, v string) error { c.TLSClientCAFile = v; return nil }),
+	strSetting("TLS_CLIENT_AUTH", "none", "none|requested|required", "client certificate mode on SSL listeners (not supported yet)",
+		func(c *Config, v string) error { return oneOf(v, &c.TLSClientAuth, "none", "requested", "required") }),
+	strSetting("TLS_PRINCIPAL_MAPPING_RULES", "", "rules", "client certificate → Iggy user rules, like Kafka's ssl.principal.mapping.rules (not supported yet)",
+		func(c *Config, v string) error { c.TLSPrincipalMappingRules = v; return nil }),
+
+	// Bridge to Iggy.
+	boolSetting("BRIDGE_ENABLED", false, "connect to Iggy; when off, data and topic APIs store nothing and say so",
+		func(c *Config) *bool { return &c.Bridge.Enabled }),
+	strSetting("IGGY_ADDR", "127.0.0.1:8090", "host:port", "Iggy TCP address",
+		func(c *Config, v string) error { return hostPort(v, &c.Bridge.Addr) }),
+	strSetting("IGGY_USERNAME", "iggy", "user name", "Iggy account of the bridge",
+		func(c *Config, v string) error { c.Bridge.Username = v; return nil }),
+	{name: "IGGY_PASSWORD", form: "password", secret: true,
+		usage: "password of the bridge account (required with BRIDGE_ENABLED; never logged)",
+		set:   func(c *Config, v string) error { c.Bridge.Password = Secret(v); return nil }},
+	durationSetting("IGGY_CONNECT_RETRY", 60*time.Second, "how long startup retries a refused or timed-out Iggy connection before failing",
+		func(c *Config) *time.Duration { return &c.Bridge.RetryWindow }),
+	boolSetting("IGGY_TLS_ENABLED", false, "TLS on the gateway→Iggy connection (not supported yet)",
+		func(c *Config) *bool { return &c.Bridge.TLSEnabled }),
+	strSetting("IGGY_TLS_DOMAIN", "", "host name", "server name checked on the Iggy TLS connection (default: from IGGY_ADDR)",
+		func(c *Config, v string) error { c.Bridge.TLSDomain = v; return nil }),
+	strSetting("IGGY_TLS_CA_FILE", "", "PEM file", "roots for the Iggy TLS connection (default: system roots)",
+		func(c *Config, v string) error { c.Bridge.TLSCAFile = v; return nil }),
+	strSetting("IGGY_STREAM", "kafka", "stream name", "default Iggy stream (a topic map file replaces it)",
+		func(c *Config, v string) error { c.DefaultStream = v; return nil }),
+	strSetting("TOPIC_MAP_PATH", "", "path", "TOML topic map (see docs/CONFIGURATION.md)",
+		func(c *Config, v string) error { c.TopicMapPath = v; return nil }),
+
+	// Kafka semantics.
+	boolSetting("AUTO_CREATE_TOPICS_ENABLED", false, "Metadata creates missing topics",
+		func(c *Config) *bool { return &c.AutoCreateTopics }),
+	intSetting("AUTO_CREATE_TOPICS_PARTITIONS", 1, 1, 1000, "partitions of auto-created topics",
+		func(c *Config) *int { return &c.AutoCreatePartitions }),
+	boolSetting("IDEMPOTENT_PRODUCERS", false, "producer-sequence deduplication (not supported yet)",
+		func(c *Config) *bool { return &c.IdempotentProducers }),
+	durationSetting("PRODUCER_EXPIRY", 24*time.Hour, "idempotent producer state is forgotten after this long without writes",
+		func(c *Config) *time.Duration { return &c.ProducerExpiry }),
+	strSetting("BROKERS", "", "id@host:port,...", "every gateway of a multi-gateway deployment (not supported yet)",
+		func(c *Config, v string) error { c.Brokers = v; return nil }),
+	intSetting("NODE_ID", 1, 0, MaxNodeID, "this gateway's broker id (unique per gateway; also the high bits of producer ids)",
+		func(c *Config) *int { return &c.NodeID }),
+	strSetting("COORDINATOR_LOG_ENABLED", "auto", "auto|true|false", "shared coordinator log in Iggy for groups and offsets",
+		func(c *Config, v string) error { return oneOf(v, &c.CoordinatorLog, "auto", "true", "false") }),
+	strSetting("METRICS_ADDR", "", "host:port", "Prometheus /metrics and health endpoints (unset: off)",
+		func(c *Config, v string) error {
+			if v == "" {
+				c.MetricsAddr = ""
+				return nil
+			}
+			return hostPort(v, &c.MetricsAddr)
+		}),
+
+	// Limits and timeouts.
+	sizeSetting("MAX_FRAME_SIZE", 100<<20, "largest request frame accepted; bigger frames close the connection",
+		func(c *Config) *int { return &c.Limits.MaxFrameSize }),
+	sizeSetting("PREAUTH_MAX_FRAME_SIZE", 512<<10, "largest request frame before SASL authentication (SASL listeners only)",
+		func(c *Config) *int { return &c.Limits.PreAuthMaxFrameSize }),
+	intSetting("MAX_CONNECTIONS", 1024, 1, 1<<20, "Kafka connections served at once; more are closed on accept",
+		func(c *Config) *int { return &c.Limits.MaxConnections }),
+	intSetting("MAX_IN_FLIGHT_PER_CONNECTION", 16, 1, 1024, "requests read ahead and in flight per connection",
+		func(c *Config) *int { return &c.Limits.MaxInFlight }),
+	intSetting("MAX_CONCURRENT_AUTHENTICATIONS", 4, 1, 1024, "SASL credential checks at once (SASL listeners only)",
+		func(c *Config) *int { return &c.Limits.MaxConcurrentAuthentications }),
+	durationSetting("IDLE_TIMEOUT", 10*time.Minute, "close a connection that sends no request for this long",
+		func(c *Config) *time.Duration { return &c.Limits.IdleTimeout }),
+	durationSetting("READ_TIMEOUT", 15*time.Second, "time to receive the rest of a frame once its length arrived",
+		func(c *Config) *time.Duration { return &c.Limits.ReadTimeout }),
+	durationSetting("WRITE_TIMEOUT", 10*time.Second, "time to write one response",
+		func(c *Config) *time.Duration { return &c.Limits.WriteTimeout }),
+	durationSetting("SHUTDOWN_DRAIN_TIMEOUT", 25*time.Second, "on SIGTERM/SIGINT, how long in-flight requests may finish",
+		func(c *Config) *time.Duration { return &c.Limits.ShutdownDrainTimeout }),
+}
+
+func strSetting(name, def, form, usage string, set func(*Config, string) error) *setting {
+	return &setting{name: name, def: def, form: form, usage: usage, set: set}
+}
+
+func boolSetting(name string, def bool, usage string, field func(*Config) *bool) *setting {
+	return &setting{name: name, def: strconv.FormatBool(def), form: "true or false", usage: usage, isBool: true,
+		set: func(c *Config, v string) error {
+			switch v {
+			case "true":
+				*field(c) = true
+			case "false":
+				*field(c) = false
+			default:
+				return errBadForm
+			}
+			return nil
+		}}
+}
+
+func intSetting(name string, def, lo, hi int, usage string, field func(*Config) *int) *setting {
+	return &setting{name: name, def: strconv.Itoa(def), form: fmt.Sprintf("an integer from %d to %d", lo, hi), usage: usage,
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < lo || n > hi {
+				return errBadForm
+			}
+			*field(c) = n
+			return nil
+		}}
+}
+
+func durationSetting(name string, def time.Duration, usage string, field func(*Config) *time.Duration) *setting {
+	return &setting{name: name, def: def.String(), form: `a positive Go duration such as "500ms", "15s", "10m" or "24h"`, usage: usage,
+		set: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return errBadForm
+			}
+			*field(c) = d
+			return nil
+		}}
+}
+
+// maxSize keeps frame limits inside a Kafka int32 length prefix.
+const maxSize = 1<<31 - 1
+
+func sizeSetting(name string, def int, usage string, field func(*Config) *int) *setting {
+	return &setting{name: name, def: formatSize(def), form: `a byte count from 1 to 2147483647, optionally with a KiB, MiB or GiB suffix ("512KiB", "100MiB")`, usage: usage,
+		set: func(c *Config, v string) error {
+			n, ok := parseSize(v)
+			if !ok || n < 1 || n > maxSize {
+				return errBadForm
+			}
+			*field(c) = n
+			return nil
+		}}
+}
+
+var sizeUnits = []struct {
+	suffix string
+	mult   int
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}, {"", 1}}
+
+func parseSize(v string) (int, bool) {
+	for _, u := range sizeUnits {
+		num, ok := strings.CutSuffix(v, u.suffix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+		if err != nil || n < 0 || n > maxSize/int64(u.mult) {
+			return 0, false
+		}
+		return int(n) * u.mult, true
+	}
+	return 0, false
+}
+
+func formatSize(n int) string {
+	for _, u := range sizeUnits[:3] {
+		if n%u.mult == 0 {
+			return fmt.Sprintf("%d%s", n/u.mult, u.suffix)
+		}
+	}
+	return strconv.Itoa(n)
+}
+
+func hostPort(v string, dst *string) error {
+	if _, _, err := splitHostPort(v); err != nil {
+		return errBadForm
+	}
+	*dst = v
+	return nil
+}
+
+func oneOf(v string, dst *string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			*dst = v
+			return nil
+		}
+	}
+	return errBadForm
+}

@@ -1,0 +1,209 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+// devCredentials are the root account of the in-memory Iggy server in dev mode.
+const devCredentials = "iggy"
+
+func (c *Config) validate(explicit map[string]bool) error {
+	if err := c.refuseUnsupported(explicit); err != nil {
+		return err
+	}
+	if err := c.buildListeners(explicit); err != nil {
+		return err
+	}
+	if err := c.buildBridge(explicit); err != nil {
+		return err
+	}
+	if err := c.buildTopicMap(explicit); err != nil {
+		return err
+	}
+	if c.Limits.PreAuthMaxFrameSize > c.Limits.MaxFrameSize {
+		return fmt.Errorf("%sPREAUTH_MAX_FRAME_SIZE (%d) must not exceed %sMAX_FRAME_SIZE (%d)",
+			EnvPrefix, c.Limits.PreAuthMaxFrameSize, EnvPrefix, c.Limits.MaxFrameSize)
+	}
+	return nil
+}
+
+// refuseUnsupported stops startup for features of the specification that this version does not
+// implement: accepting them silently would let an operator believe, say, that traffic is
+// encrypted.
+func (c *Config) refuseUnsupported(explicit map[string]bool) error {
+	refuse := []struct {
+		name    string
+		active  bool
+		feature string
+	}{
+		{"SASL_ENABLED", c.SASLEnabled, "SASL authentication"},
+		{"TLS_CERT_FILE", c.TLSCertFile != "", "TLS listeners"},
+		{"TLS_KEY_FILE", c.TLSKeyFile != "", "TLS listeners"},
+		{"TLS_CLIENT_CA_FILE", c.TLSClientCAFile != "", "mTLS client certificates"},
+		{"TLS_CLIENT_AUTH", c.TLSClientAuth != "none", "mTLS client certificates"},
+		{"TLS_PRINCIPAL_MAPPING_RULES", c.TLSPrincipalMappingRules != "", "mTLS principal mapping"},
+		{"IGGY_TLS_ENABLED", c.Bridge.TLSEnabled, "TLS to Iggy"},
+		{"IGGY_TLS_DOMAIN", explicit["IGGY_TLS_DOMAIN"], "TLS to Iggy"},
+		{"IGGY_TLS_CA_FILE", explicit["IGGY_TLS_CA_FILE"], "TLS to Iggy"},
+		{"BROKERS", c.Brokers != "", "several gateways (BROKERS)"},
+		{"IDEMPOTENT_PRODUCERS", c.IdempotentProducers, "idempotent producer deduplication"},
+	}
+	for _, r := range refuse {
+		if r.active {
+			return fmt.Errorf("%s%s is set, but %s is not supported yet by this gateway; unset it", EnvPrefix, r.name, r.feature)
+		}
+	}
+	return nil
+}
+
+func (c *Config) buildListeners(explicit map[string]bool) error {
+	if c.listenersSpec == "" {
+		if c.advertisedListenersSpec != "" {
+			return fmt.Errorf("%sADVERTISED_LISTENERS needs %sLISTENERS", EnvPrefix, EnvPrefix)
+		}
+		return c.singleListener(explicit)
+	}
+	for _, name := range []string{"BIND_ADDR", "ADVERTISED_HOST", "ADVERTISED_PORT", "SASL_ENABLED"} {
+		if explicit[name] {
+			return fmt.Errorf("%sLISTENERS cannot be combined with %s%s; use %sADVERTISED_LISTENERS", EnvPrefix, EnvPrefix, name, EnvPrefix)
+		}
+	}
+	binds, err := parseListeners("LISTENERS", c.listenersSpec)
+	if err != nil {
+		return err
+	}
+	advertised := binds
+	if c.advertisedListenersSpec != "" {
+		if advertised, err = parseListeners("ADVERTISED_LISTENERS", c.advertisedListenersSpec); err != nil {
+			return err
+		}
+	}
+	for _, b := range binds {
+		a, ok := findListener(advertised, b.Name)
+		if !ok {
+			return fmt.Errorf("%sADVERTISED_LISTENERS has no entry for listener %s", EnvPrefix, b.Name)
+		}
+		host, port, _ := splitHostPort(a.Addr)
+		if isWildcard(host) || port == 0 {
+			return fmt.Errorf("listener %s binds %s: set a reachable host and port for it in %sADVERTISED_LISTENERS", b.Name, b.Addr, EnvPrefix)
+		}
+		b.AdvertisedHost, b.AdvertisedPort = host, port
+		c.Listeners = append(c.Listeners, b)
+	}
+	for _, a := range advertised {
+		if _, ok := findListener(binds, a.Name); !ok {
+			return fmt.Errorf("%sADVERTISED_LISTENERS names %s, which %sLISTENERS does not define", EnvPrefix, a.Name, EnvPrefix)
+		}
+	}
+	return nil
+}
+
+func (c *Config) singleListener(explicit map[string]bool) error {
+	host, port, _ := splitHostPort(c.BindAddr)
+	l := Listener{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: c.BindAddr, AdvertisedHost: host, AdvertisedPort: port}
+	if explicit["ADVERTISED_HOST"] {
+		if strings.TrimSpace(c.AdvertisedHost) == "" {
+			return fmt.Errorf("invalid %sADVERTISED_HOST: empty (expected a host name or IP clients can reach)", EnvPrefix)
+		}
+		l.AdvertisedHost = c.AdvertisedHost
+	} else if isWildcard(host) {
+		return fmt.Errorf("%sBIND_ADDR=%s listens on all interfaces: set %sADVERTISED_HOST to the host clients should connect to", EnvPrefix, c.BindAddr, EnvPrefix)
+	}
+	// An advertised port of 0 (bind port 0 asks the OS for a free port) is filled in with the
+	// real port once the listener is bound.
+	if c.AdvertisedPort != 0 {
+		l.AdvertisedPort = c.AdvertisedPort
+	}
+	c.Listeners = []Listener{l}
+	return nil
+}
+
+// securityProtocols are the listener names accepted in LISTENERS. Without a protocol map the
+// name is the protocol, as in Kafka's default listener.security.protocol.map.
+var securityProtocols = map[string]bool{"PLAINTEXT": true, "SSL": false, "SASL_PLAINTEXT": false, "SASL_SSL": false}
+
+func parseListeners(variable, spec string) ([]Listener, error) {
+	var out []Listener
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		name, addr, ok := strings.Cut(part, "://")
+		supported, known := securityProtocols[name]
+		if !ok || !known {
+			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port with NAME one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", EnvPrefix, variable, part)
+		}
+		if !supported {
+			return nil, fmt.Errorf("%s%s: %s listeners are not supported yet by this gateway; use PLAINTEXT", EnvPrefix, variable, name)
+		}
+		if _, _, err := splitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port", EnvPrefix, variable, part)
+		}
+		if _, dup := findListener(out, name); dup {
+			return nil, fmt.Errorf("invalid %s%s: listener %s given twice", EnvPrefix, variable, name)
+		}
+		out = append(out, Listener{Name: name, Protocol: name, Addr: addr})
+	}
+	return out, nil
+}
+
+func findListener(ls []Listener, name string) (Listener, bool) {
+	for _, l := range ls {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Listener{}, false
+}
+
+func isWildcard(host string) bool {
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
+}
+
+func (c *Config) buildBridge(explicit map[string]bool) error {
+	if !c.Dev {
+		if explicit["DEV_IGGY_ADDR"] {
+			c.Warnings = append(c.Warnings, EnvPrefix+"DEV_IGGY_ADDR is ignored without dev mode")
+		}
+		if c.Bridge.Enabled && c.Bridge.Password == "" {
+			return fmt.Errorf("%sIGGY_PASSWORD is required when %sBRIDGE_ENABLED=true", EnvPrefix, EnvPrefix)
+		}
+		return nil
+	}
+	for _, name := range []string{"BRIDGE_ENABLED", "IGGY_ADDR", "IGGY_USERNAME", "IGGY_PASSWORD"} {
+		if explicit[name] {
+			return fmt.Errorf("%s%s cannot be combined with dev mode, which bridges to its own in-memory Iggy server (its address is %sDEV_IGGY_ADDR)", EnvPrefix, name, EnvPrefix)
+		}
+	}
+	c.Bridge.Enabled = true
+	c.Bridge.Addr = c.DevIggyAddr
+	c.Bridge.Username = devCredentials
+	c.Bridge.Password = devCredentials
+	return nil
+}
+
+func (c *Config) buildTopicMap(explicit map[string]bool) error {
+	var err error
+	if c.TopicMapPath == "" {
+		c.TopicMap, err = topicmap.New(c.DefaultStream, nil)
+		if err != nil {
+			return fmt.Errorf("invalid %sIGGY_STREAM=%q: %v", EnvPrefix, c.DefaultStream, err)
+		}
+		return nil
+	}
+	if c.TopicMap, err = topicmap.Load(c.TopicMapPath); err != nil {
+		return fmt.Errorf("%sTOPIC_MAP_PATH: %w", EnvPrefix, err)
+	}
+	if explicit["IGGY_STREAM"] && c.DefaultStream != c.TopicMap.DefaultStream() {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%sIGGY_STREAM=%q is ignored: the topic map file sets default_stream=%q",
+			EnvPrefix, c.DefaultStream, c.TopicMap.DefaultStream()))
+	}
+	c.DefaultStream = c.TopicMap.DefaultStream()
+	return nil
+}
