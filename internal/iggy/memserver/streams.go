@@ -22,14 +22,12 @@ type topic struct {
 	balanced    uint32 // round-robin cursor of Balanced partitioning
 }
 
-// topicSettings are a topic's options: the values in force plus the options blocks GetTopic
-// reports (explicit: what the client set; derived: the defaults filled in for the rest).
+// topicSettings are a topic's options in force.
 type topicSettings struct {
 	compression   uint8
 	messageExpiry uint64 // µs; wire.Never = never
 	maxTopicSize  uint64 // bytes; wire.Never = unlimited
-	explicit      []byte
-	derived       []byte
+	segmentSize   uint64 // bytes; bounds max_topic_size from below
 }
 
 // streamView, topicView and partitionView are snapshots taken under the lock for encoding.
@@ -40,7 +38,6 @@ type streamView struct {
 
 type topicView struct {
 	wire.Topic
-	explicit, derived []byte
 }
 
 func (s *state) resolveStream(id wire.Identifier) (*stream, *opError) {
@@ -103,8 +100,6 @@ func (t *topic) view(withPartitions bool) topicView {
 			MaxTopicSize:    t.settings.maxTopicSize,
 			Compression:     t.settings.compression,
 		},
-		explicit: t.settings.explicit,
-		derived:  t.settings.derived,
 	}
 	for _, p := range t.partitions {
 		pv := p.view()
@@ -302,16 +297,10 @@ func (s *state) getTopics(sess *session, streamID wire.Identifier) ([]topicView,
 	return out, nil
 }
 
-// topicUpdate is the patch of UpdateTopic: nil fields stay unchanged.
-type topicUpdate struct {
-	compression   *uint8
-	messageExpiry *uint64
-	maxTopicSize  *uint64
-	explicit      []byte // the options block as sent, merged into the reported block
-}
-
-// updateTopic is UpdateTopic (304): rename plus option patch.
-func (s *state) updateTopic(sess *session, streamID, topicID wire.Identifier, name string, up topicUpdate, merge func(old, patch []byte) []byte) *opError {
+// updateTopic is UpdateTopic (304): a rename plus an option patch in which zero values
+// (server default) leave a setting unchanged. A max topic size below the topic's segment size
+// is InvalidTopicSize, denied before the commit.
+func (s *state) updateTopic(sess *session, streamID, topicID wire.Identifier, name string, up wire.TopicOptions) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, t, err := s.resolveTopic(streamID, topicID)
@@ -321,24 +310,23 @@ func (s *state) updateTopic(sess *session, streamID, topicID wire.Identifier, na
 	if err := s.grantsOf(sess).manageTopic(st.id, t.id); err != nil {
 		return asRejection(err)
 	}
+	if up.MaxTopicSize != 0 && up.MaxTopicSize != wire.Never && up.MaxTopicSize < t.settings.segmentSize {
+		return deny(codeInvalidTopicSize)
+	}
 	if other, ok := st.topicIndex[name]; ok && other != t.id {
 		return reject(codeTopicNameAlreadyExists)
 	}
 	delete(st.topicIndex, t.name)
 	t.name = name
 	st.topicIndex[name] = t.id
-	if up.compression != nil {
-		t.settings.compression = *up.compression
+	if up.Compression != "" {
+		t.settings.compression = wire.CompressionCode(up.Compression)
 	}
-	if up.messageExpiry != nil {
-		t.settings.messageExpiry = *up.messageExpiry
+	if up.MessageExpiry != 0 {
+		t.settings.messageExpiry = up.MessageExpiry
 	}
-	if up.maxTopicSize != nil {
-		t.settings.maxTopicSize = *up.maxTopicSize
-	}
-	if len(up.explicit) > 0 {
-		t.settings.explicit = merge(t.settings.explicit, up.explicit)
-		t.settings.derived = merge(t.settings.derived, nil)
+	if up.MaxTopicSize != 0 {
+		t.settings.maxTopicSize = up.MaxTopicSize
 	}
 	s.committed()
 	return nil

@@ -1,0 +1,177 @@
+package memserver
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+)
+
+// Config configures an in-memory server.
+type Config struct {
+	// Addr is the TCP address to listen on, e.g. "127.0.0.1:0" for a free port.
+	Addr string
+	// RootUsername and RootPassword are the credentials of the root user (id 0); both default
+	// to "iggy".
+	RootUsername, RootPassword string
+	// Logger receives connection and failure logs; nil discards them.
+	Logger *slog.Logger
+	// HeartbeatInterval, when set, evicts with StaleClient a session that is a member of a
+	// consumer group and has sent nothing for 1.2 × the interval, as the real server's
+	// heartbeat verifier does. Zero disables it.
+	HeartbeatInterval time.Duration
+	// Clock returns the current time; nil means time.Now. Tests use it to control the
+	// timestamps the server stamps on messages.
+	Clock func() time.Time
+}
+
+// Server is a running in-memory Iggy server. Its state is lost when it stops.
+type Server struct {
+	cfg   Config
+	ln    net.Listener
+	state *state
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+	stop   chan struct{}
+}
+
+// Start listens on cfg.Addr and serves until Close.
+func Start(cfg Config) (*Server, error) {
+	if cfg.RootUsername == "" {
+		cfg.RootUsername = "iggy"
+	}
+	if cfg.RootPassword == "" {
+		cfg.RootPassword = "iggy"
+	}
+	if !validUsername(cfg.RootUsername) || !validPassword(cfg.RootPassword) {
+		return nil, errors.New("memserver: root username must be 3..50 bytes and password 3..100 bytes")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:   cfg,
+		ln:    ln,
+		state: newState(cfg.Clock, cfg.RootUsername, cfg.RootPassword),
+		log:   log,
+		conns: map[*conn]struct{}{},
+		stop:  make(chan struct{}),
+	}
+	log.Info("in-memory Iggy server listening (NOT durable: all data is lost on exit)",
+		"addr", ln.Addr().String(), "protocol", "0.11.0")
+	s.wg.Add(1)
+	go s.acceptLoop()
+	if cfg.HeartbeatInterval > 0 {
+		s.wg.Add(1)
+		go s.heartbeatLoop()
+	}
+	return s, nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops listening, drops every connection and waits for their goroutines.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	s.mu.Unlock()
+	err := s.ln.Close()
+	s.DropConnections()
+	s.wg.Wait()
+	return err
+}
+
+// DropConnections closes every client connection, as a server crash would from the clients'
+// point of view (the data stays). Their sessions end and release their group memberships.
+func (s *Server) DropConnections() {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.nc.Close()
+	}
+}
+
+func (s *Server) acceptLoop() {
+	defer s.wg.Done()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		if tcp, ok := nc.(*net.TCPConn); ok {
+			_ = tcp.SetNoDelay(true)
+		}
+		c := newConn(s, nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// heartbeatLoop evicts group members that went silent (see Config.HeartbeatInterval).
+func (s *Server) heartbeatLoop() {
+	defer s.wg.Done()
+	interval := s.cfg.HeartbeatInterval
+	limit := interval + interval/5
+	t := time.NewTicker(max(interval/4, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		conns := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			if c.idleFor() > limit && c.inAnyGroup() {
+				c.evictStale()
+			}
+		}
+	}
+}
