@@ -1,0 +1,271 @@
+package listener
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// conn serves one client connection: a reader goroutine parses frames and starts handlers, a
+// writer goroutine sends their responses in request order.
+type conn struct {
+	s   *Server
+	nc  net.Conn
+	cc  *ConnContext
+	log *slog.Logger
+
+	ctx    context.Context // cancelled when the connection is torn down
+	cancel context.CancelFunc
+
+	slots    chan *slot    // requests in arrival order, to the writer
+	sem      chan struct{} // one token per request read and not yet answered
+	handlers sync.WaitGroup
+
+	drainOnce  sync.Once
+	drainCh    chan struct{} // closed by Shutdown: read no more requests
+	writerDone chan struct{}
+
+	opened   time.Time
+	requests int
+}
+
+// slot is one request's place in the response order.
+type slot struct {
+	r      *request
+	resp   kmsg.Response
+	err    error  // close the connection after writing resp
+	reject string // close the connection without answering this request
+	done   chan struct{}
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	cc := &ConnContext{ID: s.nextID.Add(1), Listener: s.cfg.Name, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()}
+	inflight := max(s.cfg.MaxInFlight, 1)
+	return &conn{
+		s: s, nc: nc, cc: cc,
+		log:        s.log.With("conn", cc.ID, "remote", nc.RemoteAddr().String()),
+		ctx:        ctx,
+		cancel:     cancel,
+		slots:      make(chan *slot, inflight),
+		sem:        make(chan struct{}, inflight),
+		drainCh:    make(chan struct{}),
+		writerDone: make(chan struct{}),
+		opened:     time.Now(),
+	}
+}
+
+func (c *conn) serve() {
+	c.log.Info("connection opened")
+	go c.writeLoop()
+	reason := c.readLoop()
+	close(c.slots)
+	<-c.writerDone
+	c.nc.Close()
+	c.cancel()
+	c.handlers.Wait()
+	name, version := c.cc.ClientSoftware()
+	c.log.Info("connection closed", "reason", reason, "client_id", c.cc.ClientID(),
+		"client_software", name, "client_software_version", version,
+		"requests", c.requests, "duration", time.Since(c.opened).Round(time.Millisecond))
+}
+
+// drain stops reading new requests; requests already read are answered.
+func (c *conn) drain() {
+	c.drainOnce.Do(func() {
+		close(c.drainCh)
+		c.nc.SetReadDeadline(time.Now()) // unblock a pending read
+	})
+}
+
+// abort tears the connection down at once.
+func (c *conn) abort() {
+	c.drain()
+	c.cancel()
+	c.nc.Close()
+}
+
+func (c *conn) draining() bool {
+	select {
+	case <-c.drainCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// readLoop reads and schedules requests until the connection must stop; it returns why.
+func (c *conn) readLoop() string {
+	// Scheduling state (see the package documentation): lastOrdered is done when the latest
+	// non-concurrent request and everything before it are done; concurrent holds the requests
+	// started since then.
+	lastOrdered := closedChan
+	var concurrent []chan struct{}
+	for {
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.drainCh:
+			return "shutdown"
+		case <-c.writerDone:
+			return "closed by the response writer"
+		}
+		frame, reason := c.readFrame()
+		if frame == nil {
+			return reason
+		}
+		c.requests++
+		r, err := parseFrame(c.cc, c.s.cfg.Dispatcher, frame)
+		sl := &slot{r: r, done: make(chan struct{})}
+		var rej *rejection
+		switch {
+		case errors.As(err, &rej):
+			sl.reject = rej.reason
+			close(sl.done)
+			c.slots <- sl
+			return rej.reason
+		case r.invalid != nil:
+			sl.resp = r.invalid
+			close(sl.done)
+		default:
+			if !r.h.Undecoded {
+				c.cc.setClientID(r.clientID)
+			}
+			gates := []chan struct{}{lastOrdered}
+			if r.h.Concurrent {
+				concurrent = append(concurrent, sl.done)
+			} else {
+				gates = append(gates, concurrent...)
+				concurrent = nil
+				lastOrdered = sl.done
+			}
+			c.handlers.Add(1)
+			go c.run(sl, gates)
+		}
+		c.slots <- sl // never blocks: sem bounds the slots outstanding to its capacity
+	}
+}
+
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
+// readFrame returns the next frame body, or nil and the reason reading stopped.
+func (c *conn) readFrame() ([]byte, string) {
+	var prefix [4]byte
+	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+	if c.draining() { // drain may have set its deadline just before ours
+		return nil, "shutdown"
+	}
+	if _, err := io.ReadFull(c.nc, prefix[:]); err != nil {
+		return nil, c.readError(err, "idle timeout")
+	}
+	size := int32(binary.BigEndian.Uint32(prefix[:]))
+	if size <= 0 || int(size) > c.s.cfg.MaxFrameSize {
+		c.log.Warn("closing connection: bad frame length", "length", size, "max", c.s.cfg.MaxFrameSize)
+		return nil, fmt.Sprintf("frame length %d outside 1..%d", size, c.s.cfg.MaxFrameSize)
+	}
+	frame := make([]byte, size)
+	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ReadTimeout))
+	if _, err := io.ReadFull(c.nc, frame); err != nil {
+		return nil, c.readError(err, "read timeout")
+	}
+	return frame, ""
+}
+
+func (c *conn) readError(err error, timeoutReason string) string {
+	select {
+	case <-c.writerDone:
+		return "closed by the response writer"
+	default:
+	}
+	switch {
+	case c.draining():
+		return "shutdown"
+	case errors.Is(err, io.EOF):
+		return "client closed the connection"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "client closed the connection mid-frame"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return timeoutReason
+	default:
+		return "read error: " + err.Error()
+	}
+}
+
+// run waits for the requests sl must follow, then serves it.
+func (c *conn) run(sl *slot, gates []chan struct{}) {
+	defer c.handlers.Done()
+	defer close(sl.done)
+	for _, g := range gates {
+		select {
+		case <-g:
+		case <-c.ctx.Done():
+			sl.err = c.ctx.Err()
+			return
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panicked", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version,
+				"panic", p, "stack", string(debug.Stack()))
+			sl.resp, sl.err = nil, fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	sl.resp, sl.err = sl.r.h.Serve(c.ctx, c.cc, sl.r.req)
+}
+
+// writeLoop writes responses in request order until the slots run out or the connection must
+// close.
+func (c *conn) writeLoop() {
+	defer close(c.writerDone)
+	var buf []byte
+	for sl := range c.slots {
+		select {
+		case <-sl.done:
+		case <-c.ctx.Done():
+			return
+		}
+		if sl.reject != "" {
+			c.log.Warn("closing connection: request rejected", "reason", sl.reject, "client_id", c.cc.ClientID())
+			c.nc.Close()
+			return
+		}
+		if sl.resp != nil {
+			if sl.resp.Key() != sl.r.key {
+				c.log.Error("handler answered with the wrong response type", "api", kmsg.NameForKey(sl.r.key), "response", kmsg.NameForKey(sl.resp.Key()))
+				c.nc.Close()
+				return
+			}
+			buf = appendResponse(buf[:0], sl.r.corrID, sl.resp)
+			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+			if _, err := c.nc.Write(buf); err != nil {
+				c.log.Info("response write failed", "err", err)
+				c.nc.Close()
+				return
+			}
+			if cap(buf) > maxRetainedWriteBuffer {
+				buf = nil
+			}
+		}
+		<-c.sem
+		if sl.err != nil {
+			if !errors.Is(sl.err, context.Canceled) {
+				c.log.Warn("closing connection after handler error", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version, "err", sl.err)
+			}
+			c.nc.Close()
+			return
+		}
+	}
+}
+
+// maxRetainedWriteBuffer keeps one large Fetch response from pinning its buffer for the rest of
+// the connection's life.
+const maxRetainedWriteBuffer = 1 << 20

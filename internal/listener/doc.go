@@ -1,0 +1,30 @@
+// Package listener serves the Kafka wire protocol over TCP: it accepts connections, reads
+// 4-byte length-prefixed frames, parses request headers (v1, or v2 for flexible versions),
+// decodes bodies with franz-go's kmsg, hands requests to a Dispatcher and writes responses
+// strictly in request order. It knows nothing about what the requests mean.
+//
+// # Firewall
+//
+// For each frame the Dispatcher's Lookup decides whether the API key and version are served on
+// this connection. Unknown keys and unlisted versions close the connection without a body; a
+// Handler marked Undecoded is served without decoding (the broker uses that for ApiVersions at
+// an unsupported version, KIP-511). A body that does not decode, or that leaves bytes unread,
+// gets the handler's InvalidRequest response when it has one, else the connection is closed.
+//
+// # Pipelining and ordering
+//
+// The connection reads ahead up to MaxInFlight requests. Kafka brokers handle one request per
+// connection at a time, and clients rely on it (a Produce followed by a ListOffsets on the same
+// connection must see the write; two Produce requests to one partition must land in order).
+// So requests run in arrival order, one after the other, except that consecutive requests whose
+// handlers are marked Concurrent (side-effect-free reads such as Metadata or ApiVersions) may
+// run together. A non-concurrent request starts only when every earlier request has finished,
+// and no later request starts before it has finished. Responses are written in request order
+// whatever order handlers finish in.
+//
+// # Handler results
+//
+// A handler returns (response, nil) to answer, (nil, nil) to send nothing (Produce with
+// acks=0), and a non-nil error to close the connection after writing the response it returned
+// alongside, if any.
+package listener

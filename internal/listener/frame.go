@@ -1,0 +1,185 @@
+package listener
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// apiVersionsKey is special in the response header: it never carries tagged fields, so that a
+// client that does not know the broker's versions yet can always parse it (KIP-511).
+const apiVersionsKey = 18
+
+// Handler is how a Dispatcher serves one API.
+type Handler struct {
+	// Serve answers a decoded request. See the package documentation for its results.
+	Serve func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error)
+	// Concurrent handlers have no side effects that later requests on the connection could
+	// observe, so consecutive concurrent requests may run at the same time.
+	Concurrent bool
+	// InvalidRequest builds the INVALID_REQUEST answer to an undecodable req (only its
+	// version is set). Nil means the response has no error field for it: close instead.
+	InvalidRequest func(req kmsg.Request) kmsg.Response
+	// Undecoded handlers get a request whose version is set but whose header (after the
+	// correlation id) and body are not decoded.
+	Undecoded bool
+}
+
+// Dispatcher routes requests. Lookup reports whether key at version is served on cc.
+type Dispatcher interface {
+	Lookup(cc *ConnContext, key, version int16) (Handler, bool)
+}
+
+// request is one parsed frame, ready to be served.
+type request struct {
+	key, version int16
+	corrID       int32
+	clientID     *string
+	req          kmsg.Request
+	h            Handler
+	// invalid is the answer prepared for an undecodable body; the handler is not called.
+	invalid kmsg.Response
+}
+
+// rejection is a frame that closes the connection; reason goes to the log.
+type rejection struct{ reason string }
+
+func (r *rejection) Error() string { return r.reason }
+
+func reject(format string, args ...any) error {
+	return &rejection{reason: fmt.Sprintf(format, args...)}
+}
+
+// requestHeaderFixed is api key (2) + api version (2) + correlation id (4).
+const requestHeaderFixed = 8
+
+// parseFrame parses a frame (without its length prefix) and decodes the body. It returns a
+// *rejection error when the connection must be closed.
+func parseFrame(cc *ConnContext, d Dispatcher, frame []byte) (*request, error) {
+	if len(frame) < requestHeaderFixed {
+		return nil, reject("frame of %d bytes is shorter than a request header", len(frame))
+	}
+	r := &request{
+		key:     int16(binary.BigEndian.Uint16(frame[0:])),
+		version: int16(binary.BigEndian.Uint16(frame[2:])),
+		corrID:  int32(binary.BigEndian.Uint32(frame[4:])),
+	}
+	h, ok := d.Lookup(cc, r.key, r.version)
+	if !ok {
+		return r, reject("unsupported api key %d (%s) version %d", r.key, kmsg.NameForKey(r.key), r.version)
+	}
+	r.h = h
+	r.req = kmsg.RequestForKey(r.key)
+	if r.req == nil {
+		return r, reject("api key %d has no request type", r.key)
+	}
+	r.req.SetVersion(r.version)
+	if h.Undecoded {
+		return r, nil
+	}
+	rest := frame[requestHeaderFixed:]
+	clientID, rest, err := readClientID(rest)
+	if err != nil {
+		return r, reject("request header: %v", err)
+	}
+	r.clientID = clientID
+	if r.req.IsFlexible() {
+		if rest, err = skipTags(rest); err != nil {
+			return r, reject("request header tags: %v", err)
+		}
+	}
+	if err := decodeBody(r.req, rest); err != nil {
+		if h.InvalidRequest == nil {
+			return r, reject("%s v%d: %v", kmsg.NameForKey(r.key), r.version, err)
+		}
+		fresh := kmsg.RequestForKey(r.key)
+		fresh.SetVersion(r.version)
+		r.invalid = h.InvalidRequest(fresh)
+		r.invalid.SetVersion(r.version)
+	}
+	return r, nil
+}
+
+var errTrailingBytes = errors.New("bytes left after the request body")
+
+// decodeBody decodes body into req and rejects bytes after it. kmsg ignores trailing bytes, so
+// the check decodes the body once more without its last byte: decoding consumes bytes
+// deterministically, so that succeeds exactly when the full decode left at least one byte
+// unread.
+func decodeBody(req kmsg.Request, body []byte) error {
+	if err := req.ReadFrom(body); err != nil {
+		return fmt.Errorf("undecodable body: %w", err)
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	probe := kmsg.RequestForKey(req.Key())
+	probe.SetVersion(req.GetVersion())
+	if probe.ReadFrom(body[:len(body)-1]) == nil {
+		return errTrailingBytes
+	}
+	return nil
+}
+
+// readClientID reads the nullable int16-length client id of request headers v1 and v2.
+func readClientID(b []byte) (*string, []byte, error) {
+	if len(b) < 2 {
+		return nil, nil, errors.New("truncated client id")
+	}
+	n := int16(binary.BigEndian.Uint16(b))
+	b = b[2:]
+	if n < 0 {
+		return nil, b, nil
+	}
+	if int(n) > len(b) {
+		return nil, nil, fmt.Errorf("client id of %d bytes, %d left", n, len(b))
+	}
+	s := string(b[:n])
+	return &s, b[n:], nil
+}
+
+// skipTags skips a tagged-field section, checking every declared size against what remains.
+func skipTags(b []byte) ([]byte, error) {
+	n, b, err := uvarint(b)
+	if err != nil {
+		return nil, err
+	}
+	for ; n > 0; n-- {
+		if _, b, err = uvarint(b); err != nil { // tag
+			return nil, err
+		}
+		var size uint64
+		if size, b, err = uvarint(b); err != nil {
+			return nil, err
+		}
+		if size > uint64(len(b)) {
+			return nil, fmt.Errorf("tagged field of %d bytes, %d left", size, len(b))
+		}
+		b = b[size:]
+	}
+	return b, nil
+}
+
+func uvarint(b []byte) (uint64, []byte, error) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 || v > 1<<31 {
+		return 0, nil, errors.New("bad unsigned varint")
+	}
+	return v, b[n:], nil
+}
+
+// appendResponse appends a length-prefixed response frame for resp to dst.
+func appendResponse(dst []byte, corrID int32, resp kmsg.Response) []byte {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(corrID))
+	if resp.IsFlexible() && resp.Key() != apiVersionsKey {
+		dst = append(dst, 0) // response header v1: empty tagged fields
+	}
+	dst = resp.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst
+}

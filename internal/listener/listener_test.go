@@ -1,0 +1,382 @@
+package listener
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func echoDescribeCluster(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.ClusterID = "client=" + cc.ClientID()
+	return resp, nil
+}
+
+func invalidDescribeCluster(req kmsg.Request) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.ErrorCode = 42
+	return resp
+}
+
+func basicRoutes() routes {
+	return routes{
+		60: {0, 1, Handler{Serve: echoDescribeCluster, InvalidRequest: invalidDescribeCluster}},
+		3: {0, 12, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+			return req.ResponseKind(), nil
+		}}},
+	}
+}
+
+func TestRoundTripAndClientID(t *testing.T) {
+	s := startServer(t, basicRoutes(), nil)
+	c := dial(t, s.addr)
+	for _, v := range []int16{0, 1} {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.Version = v
+		c.send(req, 100+int32(v))
+		resp := kmsg.NewPtrDescribeClusterResponse()
+		resp.Version = v
+		if corr := c.readResponse(resp); corr != 100+int32(v) {
+			t.Errorf("correlation id %d", corr)
+		}
+		if resp.ClusterID != "client=test-client" {
+			t.Errorf("cluster id %q", resp.ClusterID)
+		}
+	}
+}
+
+func TestFirewallCloses(t *testing.T) {
+	tests := []struct {
+		name  string
+		frame func() []byte
+	}{
+		{"unknown key", func() []byte { return rawFrame(999, 0, 1, nil) }},
+		{"key without handler", func() []byte { return rawFrame(1, 4, 1, []byte{0xff, 0xff}) }},
+		{"version above range", func() []byte { r := kmsg.NewPtrDescribeClusterRequest(); r.Version = 2; return format(r, 1) }},
+		{"negative version", func() []byte { return rawFrame(60, -1, 1, nil) }},
+		{"frame shorter than header", func() []byte { return lengthPrefixed([]byte{0, 60, 0}) }},
+		{"zero length", func() []byte { return []byte{0, 0, 0, 0} }},
+		{"negative length", func() []byte { return []byte{0xff, 0xff, 0xff, 0xfe} }},
+		{"above max frame", func() []byte { return []byte{0, 0x10, 0, 1} }},
+		{"client id longer than frame", func() []byte { return rawFrame(60, 0, 1, []byte{0, 50, 'a'}) }},
+		{"bad flexible header tags", func() []byte { return rawFrame(60, 0, 1, []byte{0xff, 0xff, 5, 1, 100}) }},
+		{"undecodable body without error field", func() []byte { return rawFrame(3, 9, 1, []byte{0xff, 0xff, 0, 9}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServer(t, basicRoutes(), nil)
+			c := dial(t, s.addr)
+			c.write(tt.frame())
+			c.expectClosed()
+		})
+	}
+}
+
+func TestResponsesBeforeRejectionAreWritten(t *testing.T) {
+	s := startServer(t, basicRoutes(), nil)
+	c := dial(t, s.addr)
+	var frames []byte
+	frames = append(frames, format(kmsg.NewPtrDescribeClusterRequest(), 1)...)
+	frames = append(frames, rawFrame(999, 0, 2, nil)...)
+	frames = append(frames, format(kmsg.NewPtrDescribeClusterRequest(), 3)...)
+	c.write(frames)
+	if corr := c.readResponse(kmsg.NewPtrDescribeClusterResponse()); corr != 1 {
+		t.Fatalf("corr %d", corr)
+	}
+	c.expectClosed()
+}
+
+func TestInvalidRequestAndTrailingBytes(t *testing.T) {
+	s := startServer(t, basicRoutes(), nil)
+	c := dial(t, s.addr)
+	good := kmsg.NewPtrDescribeClusterRequest()
+	good.Version = 1
+	trailing := append(format(good, 7), 0xAA) // one byte after the body
+	binary.BigEndian.PutUint32(trailing, uint32(len(trailing)-4))
+	c.write(trailing)
+	resp := kmsg.NewPtrDescribeClusterResponse()
+	resp.Version = 1
+	if corr := c.readResponse(resp); corr != 7 || resp.ErrorCode != 42 {
+		t.Fatalf("corr %d error %d, want 7 and INVALID_REQUEST", corr, resp.ErrorCode)
+	}
+	// A truncated body gets the same answer, and the connection stays usable.
+	c.write(rawFrame(60, 0, 8, []byte{0xff, 0xff, 0}))
+	resp = kmsg.NewPtrDescribeClusterResponse()
+	if corr := c.readResponse(resp); corr != 8 || resp.ErrorCode != 42 {
+		t.Fatalf("corr %d error %d", corr, resp.ErrorCode)
+	}
+	c.send(kmsg.NewPtrDescribeClusterRequest(), 9)
+	resp = kmsg.NewPtrDescribeClusterResponse()
+	if corr := c.readResponse(resp); corr != 9 || resp.ErrorCode != 0 {
+		t.Fatalf("corr %d error %d", corr, resp.ErrorCode)
+	}
+}
+
+// Handlers finish in reverse order; responses must still come in request order.
+func TestPipelinedResponsesKeepRequestOrder(t *testing.T) {
+	const n = 8
+	var started atomic.Int32
+	release := make([]chan struct{}, n)
+	for i := range release {
+		release[i] = make(chan struct{})
+	}
+	d := routes{3: {0, 12, Handler{Concurrent: true, Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		m := req.(*kmsg.MetadataRequest)
+		idx := len(m.Topics)
+		started.Add(1)
+		<-release[idx]
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		resp.ClusterID = kmsg.StringPtr(strings.Repeat("x", idx))
+		return resp, nil
+	}}}}
+	s := startServer(t, d, func(c *Config) { c.MaxInFlight = n })
+	c := dial(t, s.addr)
+	for i := range n {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		for range i {
+			req.Topics = append(req.Topics, kmsg.NewMetadataRequestTopic())
+		}
+		c.send(req, int32(i))
+	}
+	waitFor(t, func() bool { return started.Load() == n }) // all run concurrently
+	for i := n - 1; i >= 0; i-- {
+		close(release[i])
+	}
+	for i := range n {
+		resp := kmsg.NewPtrMetadataResponse()
+		resp.Version = 12
+		if corr := c.readResponse(resp); corr != int32(i) || len(*resp.ClusterID) != i {
+			t.Fatalf("response %d: corr %d, cluster %q", i, corr, *resp.ClusterID)
+		}
+	}
+}
+
+// A non-concurrent request waits for everything before it and holds back everything after it.
+func TestOrderedRequestsAreSerialised(t *testing.T) {
+	var mu sync.Mutex
+	var events []string
+	record := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	block := make(chan struct{})
+	d := routes{
+		3: {0, 12, Handler{Concurrent: true, Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+			name := *req.(*kmsg.MetadataRequest).Topics[0].Topic
+			record("start " + name)
+			if name == "slow" {
+				<-block
+			}
+			record("end " + name)
+			return req.ResponseKind(), nil
+		}}},
+		60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+			record("start ordered")
+			time.Sleep(20 * time.Millisecond)
+			record("end ordered")
+			return req.ResponseKind(), nil
+		}}},
+	}
+	s := startServer(t, d, func(c *Config) { c.MaxInFlight = 8 })
+	c := dial(t, s.addr)
+	meta := func(name string, corr int32) {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		tp := kmsg.NewMetadataRequestTopic()
+		tp.Topic = kmsg.StringPtr(name)
+		req.Topics = append(req.Topics, tp)
+		c.send(req, corr)
+	}
+	meta("slow", 1)
+	meta("fast", 2)
+	c.send(kmsg.NewPtrDescribeClusterRequest(), 3)
+	meta("after", 4)
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(events) >= 3 })
+	time.Sleep(50 * time.Millisecond) // give a wrongly scheduled request time to start
+	mu.Lock()
+	got := strings.Join(events, ",")
+	mu.Unlock()
+	if got != "start slow,start fast,end fast" && got != "start fast,end fast,start slow" && got != "start fast,start slow,end fast" {
+		t.Fatalf("before release: %s", got)
+	}
+	close(block)
+	for _, want := range []int32{1, 2, 3, 4} {
+		var resp kmsg.Response = kmsg.NewPtrMetadataResponse()
+		if want == 3 {
+			resp = kmsg.NewPtrDescribeClusterResponse()
+		} else {
+			resp.SetVersion(12)
+		}
+		if corr := c.readResponse(resp); corr != want {
+			t.Fatalf("corr %d, want %d", corr, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	tail := strings.Join(events[len(events)-5:], ",")
+	if tail != "end slow,start ordered,end ordered,start after,end after" {
+		t.Fatalf("events: %v", events)
+	}
+}
+
+func TestNoResponseAndCloseAfterError(t *testing.T) {
+	d := routes{
+		3: {0, 12, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+			return nil, nil // like Produce with acks=0
+		}}},
+		60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+			resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+			resp.ErrorCode = 58
+			return resp, errors.New("authentication failed")
+		}}},
+	}
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	c.send(kmsg.NewPtrMetadataRequest(), 1)
+	c.send(kmsg.NewPtrDescribeClusterRequest(), 2)
+	resp := kmsg.NewPtrDescribeClusterResponse()
+	if corr := c.readResponse(resp); corr != 2 || resp.ErrorCode != 58 {
+		t.Fatalf("corr %d code %d", corr, resp.ErrorCode)
+	}
+	c.expectClosed()
+}
+
+func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
+	d := routes{60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		if cc.ClientID() == "boom" {
+			panic("bug")
+		}
+		return req.ResponseKind(), nil
+	}}}}
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	c.write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("boom")).AppendRequest(nil, kmsg.NewPtrDescribeClusterRequest(), 1))
+	c.expectClosed()
+	c2 := dial(t, s.addr)
+	c2.send(kmsg.NewPtrDescribeClusterRequest(), 2)
+	if corr := c2.readResponse(kmsg.NewPtrDescribeClusterResponse()); corr != 2 {
+		t.Fatal(corr)
+	}
+	if !strings.Contains(s.logs.String(), "handler panicked") {
+		t.Error("panic not logged")
+	}
+}
+
+func TestUndecodedHandler(t *testing.T) {
+	d := routes{18: {0, 32767, Handler{Undecoded: true, Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = 0
+		resp.ErrorCode = req.GetVersion()
+		return resp, nil
+	}}}}
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	c.write(rawFrame(18, 99, 5, []byte("garbage that is never decoded")))
+	resp := kmsg.NewPtrApiVersionsResponse()
+	if corr := c.readResponse(resp); corr != 5 || resp.ErrorCode != 99 {
+		t.Fatalf("corr %d code %d", corr, resp.ErrorCode)
+	}
+}
+
+func TestIdleTimeoutAndMaxConnections(t *testing.T) {
+	s := startServer(t, basicRoutes(), func(c *Config) { c.IdleTimeout = 100 * time.Millisecond; c.MaxConnections = 1 })
+	c := dial(t, s.addr)
+	c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+	c.readResponse(kmsg.NewPtrDescribeClusterResponse())
+	waitFor(t, func() bool { return s.OpenConnections() == 1 })
+	over := dial(t, s.addr)
+	over.expectClosed() // second connection beyond the limit
+	c.expectClosed()    // idle timeout
+	waitFor(t, func() bool { return s.OpenConnections() == 0 })
+	again := dial(t, s.addr)
+	again.send(kmsg.NewPtrDescribeClusterRequest(), 2)
+	again.readResponse(kmsg.NewPtrDescribeClusterResponse())
+	if !strings.Contains(s.logs.String(), "reason=\"idle timeout\"") {
+		t.Errorf("idle close not logged:\n%s", s.logs.String())
+	}
+}
+
+func TestReadTimeoutMidFrame(t *testing.T) {
+	s := startServer(t, basicRoutes(), func(c *Config) { c.ReadTimeout = 100 * time.Millisecond })
+	c := dial(t, s.addr)
+	c.write([]byte{0, 0, 0, 20, 0, 60}) // promises 20 bytes, sends 2
+	c.expectClosed()
+}
+
+// Shutdown lets a request that is being handled finish and answers it, then closes.
+func TestShutdownDrainsInFlight(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	d := routes{60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		close(entered)
+		<-release
+		return req.ResponseKind(), nil
+	}}}}
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+	<-entered
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	waitFor(t, func() bool { _, err := net.DialTimeout("tcp", s.addr, 100*time.Millisecond); return err != nil })
+	close(release)
+	if corr := c.readResponse(kmsg.NewPtrDescribeClusterResponse()); corr != 1 {
+		t.Fatal(corr)
+	}
+	c.expectClosed()
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// When the drain window ends first, handlers are cancelled and connections closed.
+func TestShutdownDeadlineAborts(t *testing.T) {
+	d := routes{60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}}}
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+	waitFor(t, func() bool { return s.OpenConnections() == 1 })
+	time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	c.expectClosed()
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func format(req kmsg.Request, corr int32) []byte {
+	return kmsg.NewRequestFormatter(kmsg.FormatterClientID("test-client")).AppendRequest(nil, req, corr)
+}
+
+// rawFrame builds a frame from a header and arbitrary bytes after the correlation id.
+func rawFrame(key, version int16, corr int32, rest []byte) []byte {
+	b := binary.BigEndian.AppendUint16(nil, uint16(key))
+	b = binary.BigEndian.AppendUint16(b, uint16(version))
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	return lengthPrefixed(append(b, rest...))
+}
+
+func lengthPrefixed(b []byte) []byte {
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}

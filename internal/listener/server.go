@@ -1,0 +1,169 @@
+package listener
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Config configures a Server.
+type Config struct {
+	Name         string // listener name, reported to handlers and in logs
+	Dispatcher   Dispatcher
+	Logger       *slog.Logger
+	MaxFrameSize int // largest accepted frame body, bytes
+	// MaxConnections bounds open connections; more are closed on accept.
+	MaxConnections int
+	// MaxInFlight bounds the requests read ahead and not yet answered, per connection.
+	MaxInFlight int
+	// IdleTimeout bounds the wait for the next request; ReadTimeout the rest of a frame once
+	// its length arrived; WriteTimeout the write of one response.
+	IdleTimeout, ReadTimeout, WriteTimeout time.Duration
+}
+
+// Server is one Kafka listener.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex
+	ln       net.Listener
+	conns    map[*conn]struct{}
+	closing  bool
+	connsWG  sync.WaitGroup
+	nextID   atomic.Uint64
+	openConn atomic.Int64
+}
+
+// New returns a Server; call Serve to start it.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Server{cfg: cfg, log: cfg.Logger.With("listener", cfg.Name), conns: make(map[*conn]struct{})}
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("listener: server closed")
+
+// Serve accepts connections on ln until Shutdown. It always returns a non-nil error.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.ln = ln
+	s.mu.Unlock()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) {
+				// Out of file descriptors and similar: wait instead of spinning.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed, retrying", "err", err, "backoff", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		if n := s.openConn.Add(1); int(n) > s.cfg.MaxConnections {
+			s.openConn.Add(-1)
+			s.log.Warn("connection refused: too many connections", "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+			nc.Close()
+			continue
+		}
+		c := s.newConn(nc)
+		if !s.track(c) {
+			s.openConn.Add(-1)
+			nc.Close()
+			return ErrServerClosed
+		}
+		go func() {
+			defer s.connsWG.Done()
+			defer s.openConn.Add(-1)
+			defer s.untrack(c)
+			c.serve()
+		}()
+	}
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.connsWG.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Addr returns the listening address, or nil before Serve.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Shutdown stops accepting, stops reading new requests, lets in-flight requests finish and
+// their responses go out, and closes the connections. When ctx ends first, the remaining
+// connections are closed at once and their handlers' contexts cancelled; Shutdown then
+// returns ctx's error.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		c.drain()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { s.connsWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.abort()
+		}
+		s.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// OpenConnections is the number of connections being served.
+func (s *Server) OpenConnections() int { return int(s.openConn.Load()) }
