@@ -6,7 +6,8 @@ import (
 	"math"
 )
 
-// RecordHeader is one record header for the Builder. A nil Value is a null one.
+// RecordHeader is one record header for the Builder. A nil Value is a null one; header keys
+// cannot be null in Kafka, so a nil Key is written as an empty one.
 type RecordHeader struct {
 	Key   []byte
 	Value []byte
@@ -59,7 +60,7 @@ func (b *Builder) bodySize(offset, timestamp int64, key, value []byte, headers [
 	size := 1 + varlongLen(timestampDelta) + varlongLen(offsetDelta) +
 		bytesLen(key) + bytesLen(value) + varlongLen(int64(len(headers)))
 	for i := range headers {
-		size += bytesLen(headers[i].Key) + bytesLen(headers[i].Value)
+		size += varlongLen(int64(len(headers[i].Key))) + len(headers[i].Key) + bytesLen(headers[i].Value)
 	}
 	return size
 }
@@ -87,7 +88,8 @@ func (b *Builder) Append(offset, timestamp int64, key, value []byte, headers []R
 	b.buf = appendBytes(b.buf, value)
 	b.buf = appendVarint(b.buf, int32(len(headers)))
 	for i := range headers {
-		b.buf = appendBytes(b.buf, headers[i].Key)
+		b.buf = appendVarint(b.buf, int32(len(headers[i].Key)))
+		b.buf = append(b.buf, headers[i].Key...)
 		b.buf = appendBytes(b.buf, headers[i].Value)
 	}
 	b.hdr.LastOffsetDelta = int32(offsetDelta)

@@ -43,6 +43,9 @@ func decompress(dst, src []byte, codec Codec, limit int) ([]byte, error) {
 	return dst, corrupt("unknown compression codec %d", codec)
 }
 
+// maxStalls is how many empty reads in a row readBounded tolerates, as bufio does.
+const maxStalls = 100
+
 // readBounded reads r to EOF into dst's spare capacity, growing dst geometrically but never
 // beyond limit+1 bytes of output.
 func readBounded(dst []byte, r io.Reader, limit, sizeHint int) ([]byte, error) {
@@ -50,7 +53,7 @@ func readBounded(dst []byte, r io.Reader, limit, sizeHint int) ([]byte, error) {
 	if want := start + min(max(sizeHint, 4<<10), limit+1); cap(dst) < want {
 		dst = growTo(dst, want)
 	}
-	for {
+	for stalls := 0; ; {
 		if len(dst) == cap(dst) {
 			if len(dst)-start > limit {
 				return dst, ErrBudgetExceeded
@@ -67,6 +70,14 @@ func readBounded(dst []byte, r io.Reader, limit, sizeHint int) ([]byte, error) {
 		}
 		if err != nil {
 			return dst, corrupt("%v", err)
+		}
+		// A reader that keeps returning nothing on damaged input must not spin forever.
+		if n == 0 {
+			if stalls++; stalls == maxStalls {
+				return dst, corrupt("decompressor makes no progress")
+			}
+		} else {
+			stalls = 0
 		}
 	}
 }
