@@ -25,6 +25,10 @@ const (
 	OptionMessagesRequiredToSave       = "messages_required_to_save"
 	OptionSizeOfMessagesRequiredToSave = "size_of_messages_required_to_save"
 	OptionPreallocateSegments          = "preallocate_segments"
+	// The official 0.9 SDKs send these two on every CreateTopic (value "replicated" or
+	// "persisted"), so a 0.9 server accepts them although the reference snapshot lacks them.
+	OptionDurability               = "durability"
+	OptionConsumerOffsetDurability = "consumer_offset_durability"
 )
 
 // Compression algorithm codes of TopicHeader.
@@ -142,6 +146,10 @@ func DecodeTopicOptions(block []byte, create bool) (TopicOptions, error) {
 			}
 		case OptionMessagesRequiredToSave:
 			if kind != HeaderUint32 || len(v) != 4 || binary.LittleEndian.Uint32(v) == 0 {
+				return bad()
+			}
+		case OptionDurability, OptionConsumerOffsetDurability:
+			if kind != HeaderString || (string(v) != "replicated" && string(v) != "persisted") {
 				return bad()
 			}
 		case OptionEnforceFsync, OptionPreallocateSegments:

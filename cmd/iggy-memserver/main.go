@@ -1,0 +1,48 @@
+// Command iggy-memserver runs the in-memory Iggy server (package memserver) as a process, for
+// tests and tools that are not written in Go. It speaks Iggy's binary protocol 0.11.0 on TCP.
+//
+// The server is IN-MEMORY and NOT DURABLE: everything is lost when the process exits.
+//
+// It prints the bound address on standard output (one line, "host:port") once it is
+// listening, then serves until SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8090", "TCP address to listen on (port 0 picks a free port)")
+	user := flag.String("root-username", "iggy", "username of the root user")
+	pass := flag.String("root-password", "iggy", "password of the root user")
+	verbose := flag.Bool("v", false, "log every connection")
+	flag.Parse()
+
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := memserver.Start(memserver.Config{Addr: *addr, RootUsername: *user, RootPassword: *pass, Logger: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "iggy-memserver:", err)
+		os.Exit(1)
+	}
+	fmt.Println(srv.Addr())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	log.Info("shutting down; in-memory data is discarded")
+	if err := srv.Close(); err != nil {
+		log.Error("close", "err", err)
+	}
+}
