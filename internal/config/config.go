@@ -17,12 +17,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
-// MaxNodeID is the largest node id: producer ids carry the node id in 15 bits (see
-// internal/producers).
-const MaxNodeID = 1<<15 - 1
+// MaxNodeID is the largest node id: producer ids carry the node id (see internal/producers).
+const MaxNodeID = producers.MaxNodeID
 
 // Config is the validated configuration.
 type Config struct {

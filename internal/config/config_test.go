@@ -169,6 +169,8 @@ func TestCrossFieldRules(t *testing.T) {
 		{"listeners wildcard", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:9093"}, "ADVERTISED_LISTENERS"},
 		{"advertised without listeners", nil, []string{"IGGY_KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://h:1"}, "needs"},
 		{"advertised unknown name", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:9093", "IGGY_KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://h:1,SSL://h:2"}, "SSL"},
+		{"iggy tls domain without tls", nil, []string{"IGGY_KAFKA_IGGY_TLS_DOMAIN=iggy.local"}, "IGGY_TLS_ENABLED=true"},
+		{"iggy tls ca without tls", nil, []string{"IGGY_KAFKA_IGGY_TLS_CA_FILE=/ca.pem"}, "IGGY_TLS_ENABLED=true"},
 		{"preauth above max", nil, []string{"IGGY_KAFKA_MAX_FRAME_SIZE=1KiB"}, "PREAUTH_MAX_FRAME_SIZE"},
 	}
 	for _, tt := range tests {
@@ -187,9 +189,6 @@ func TestUnsupportedFeaturesStopStartup(t *testing.T) {
 		"IGGY_KAFKA_TLS_CLIENT_CA_FILE=/ca.pem",
 		"IGGY_KAFKA_TLS_CLIENT_AUTH=required",
 		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=DEFAULT",
-		"IGGY_KAFKA_IGGY_TLS_ENABLED=true",
-		"IGGY_KAFKA_IGGY_TLS_DOMAIN=iggy.local",
-		"IGGY_KAFKA_IGGY_TLS_CA_FILE=/ca.pem",
 		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
 		"IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true",
 	} {

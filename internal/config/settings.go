@@ -73,7 +73,7 @@ var settings = []*setting{
 		set:   func(c *Config, v string) error { c.Bridge.Password = Secret(v); return nil }},
 	durationSetting("IGGY_CONNECT_RETRY", 60*time.Second, "how long startup retries a refused or timed-out Iggy connection before failing",
 		func(c *Config) *time.Duration { return &c.Bridge.RetryWindow }),
-	boolSetting("IGGY_TLS_ENABLED", false, "TLS on the gateway→Iggy connection (not supported yet)",
+	boolSetting("IGGY_TLS_ENABLED", false, "TLS on the gateway→Iggy connection",
 		func(c *Config) *bool { return &c.Bridge.TLSEnabled }),
 	strSetting("IGGY_TLS_DOMAIN", "", "host name", "server name checked on the Iggy TLS connection (default: from IGGY_ADDR)",
 		func(c *Config, v string) error { c.Bridge.TLSDomain = v; return nil }),

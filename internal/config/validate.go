@@ -46,15 +46,17 @@ func (c *Config) refuseUnsupported(explicit map[string]bool) error {
 		{"TLS_CLIENT_CA_FILE", c.TLSClientCAFile != "", "mTLS client certificates"},
 		{"TLS_CLIENT_AUTH", c.TLSClientAuth != "none", "mTLS client certificates"},
 		{"TLS_PRINCIPAL_MAPPING_RULES", c.TLSPrincipalMappingRules != "", "mTLS principal mapping"},
-		{"IGGY_TLS_ENABLED", c.Bridge.TLSEnabled, "TLS to Iggy"},
-		{"IGGY_TLS_DOMAIN", explicit["IGGY_TLS_DOMAIN"], "TLS to Iggy"},
-		{"IGGY_TLS_CA_FILE", explicit["IGGY_TLS_CA_FILE"], "TLS to Iggy"},
 		{"BROKERS", c.Brokers != "", "several gateways (BROKERS)"},
 		{"IDEMPOTENT_PRODUCERS", c.IdempotentProducers, "idempotent producer deduplication"},
 	}
 	for _, r := range refuse {
 		if r.active {
 			return fmt.Errorf("%s%s is set, but %s is not supported yet by this gateway; unset it", EnvPrefix, r.name, r.feature)
+		}
+	}
+	for _, name := range []string{"IGGY_TLS_DOMAIN", "IGGY_TLS_CA_FILE"} {
+		if explicit[name] && !c.Bridge.TLSEnabled {
+			return fmt.Errorf("%s%s only applies with %sIGGY_TLS_ENABLED=true", EnvPrefix, name, EnvPrefix)
 		}
 	}
 	return nil
