@@ -1,6 +1,10 @@
 package iggy
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
+)
 
 var codeNames = map[uint32]string{
 	CodeError:                          "error",
@@ -9,6 +13,7 @@ var codeNames = map[uint32]string{
 	CodeFeatureUnavailable:             "feature_unavailable",
 	CodeInvalidIdentifier:              "invalid_identifier",
 	CodeDisconnected:                   "disconnected",
+	CodeResourceNotFound:               "resource_not_found",
 	CodeStaleClient:                    "stale_client",
 	CodeUnauthenticated:                "unauthenticated",
 	CodeUnauthorized:                   "unauthorized",
@@ -62,4 +67,32 @@ func CodeName(code uint32) string {
 		return n
 	}
 	return "code_" + strconv.FormatUint(uint64(code), 10)
+}
+
+var commandNames = map[uint32]string{
+	wire.CodePing: "ping", wire.CodeGetClusterMetadata: "get_cluster_metadata", wire.CodeGetMe: "get_me",
+	wire.CodeGetUser: "get_user", wire.CodeGetUsers: "get_users", wire.CodeCreateUser: "create_user",
+	wire.CodeDeleteUser: "delete_user", wire.CodeUpdatePermissions: "update_permissions",
+	wire.CodeChangePassword: "change_password", wire.CodeLogoutUser: "logout", wire.CodeLoginRegister: "login",
+	wire.CodeLoginRegisterPAT: "login_with_token", wire.CodeGetPATs: "get_personal_access_tokens",
+	wire.CodeCreatePAT: "create_personal_access_token", wire.CodeDeletePAT: "delete_personal_access_token",
+	wire.CodePollMessages: "poll_messages", wire.CodeSendMessages: "send_messages",
+	wire.CodeGetConsumerOffset: "get_consumer_offset", wire.CodeStoreConsumerOffset: "store_consumer_offset",
+	wire.CodeDeleteConsumerOffset: "delete_consumer_offset", wire.CodeGetStream: "get_stream",
+	wire.CodeGetStreams: "get_streams", wire.CodeCreateStream: "create_stream", wire.CodeDeleteStream: "delete_stream",
+	wire.CodeGetTopic: "get_topic", wire.CodeGetTopics: "get_topics", wire.CodeCreateTopic: "create_topic",
+	wire.CodeDeleteTopic: "delete_topic", wire.CodeUpdateTopic: "update_topic", wire.CodePurgeTopic: "purge_topic",
+	wire.CodeCreatePartitions: "create_partitions", wire.CodeDeletePartitions: "delete_partitions",
+	wire.CodeGetConsumerGroup: "get_consumer_group", wire.CodeGetConsumerGroups: "get_consumer_groups",
+	wire.CodeCreateConsumerGroup: "create_consumer_group", wire.CodeDeleteConsumerGroup: "delete_consumer_group",
+	wire.CodeJoinConsumerGroup: "join_consumer_group", wire.CodeLeaveConsumerGroup: "leave_consumer_group",
+	wire.CodeSyncConsumerGroup: "sync_consumer_group",
+}
+
+// commandName names a command code for errors, logs and metrics.
+func commandName(code uint32) string {
+	if n, ok := commandNames[code]; ok {
+		return n
+	}
+	return "command_" + strconv.FormatUint(uint64(code), 10)
 }

@@ -47,6 +47,7 @@ const (
 	CodeFeatureUnavailable             uint32 = 5
 	CodeInvalidIdentifier              uint32 = 6
 	CodeDisconnected                   uint32 = 8
+	CodeResourceNotFound               uint32 = 20 // also what GetUser reports for a missing user
 	CodeStaleClient                    uint32 = 30
 	CodeUnauthenticated                uint32 = 40
 	CodeUnauthorized                   uint32 = 41
@@ -93,3 +94,44 @@ const (
 	CodeConsumerGroupPartitionNotOwned uint32 = 5009
 	CodeIncompatibleProtocolVersion    uint32 = 14003
 )
+
+// ErrConnection is matched (errors.Is) by every error caused by the connection or session
+// rather than by a server decision: dial, TLS and I/O failures, timeouts, evictions, and
+// replies that break the protocol. Such a request may or may not have been applied; see
+// MaybeApplied. A server rejection (*Error) never matches it.
+var ErrConnection = errors.New("iggy: connection failed")
+
+// ErrClosed is returned by calls on a closed Client or Conn. It matches ErrConnection.
+var ErrClosed = &ConnError{Op: "call", Err: errors.New("iggy: client closed")}
+
+// ConnError is a connection-level failure of one command. It matches ErrConnection, and
+// unwraps to the cause (a net error, context.DeadlineExceeded, or an *Error carried by an
+// eviction).
+type ConnError struct {
+	Op  string
+	Err error
+	// Sent reports that the request had been (at least partly) written before the failure,
+	// so the server may have applied it: replaying a SendMessages could duplicate messages.
+	Sent bool
+}
+
+func (e *ConnError) Error() string {
+	s := "iggy " + e.Op + ": connection failed"
+	if e.Sent {
+		s += " after the request was sent"
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// Is makes every ConnError match ErrConnection.
+func (e *ConnError) Is(target error) bool { return target == ErrConnection }
+
+// MaybeApplied reports whether err leaves it unknown if the server applied the request: a
+// connection failure after the request was sent. Server rejections and failures before
+// sending report false.
+func MaybeApplied(err error) bool {
+	var ce *ConnError
+	return errors.As(err, &ce) && ce.Sent
+}

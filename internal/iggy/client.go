@@ -1,0 +1,156 @@
+package iggy
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// Client is a pool of logged-in connections. Each call runs on an idle connection when one
+// is free (otherwise it queues on one, round robin). Client implements API.
+type Client struct {
+	commands
+	cfg   *Config
+	conns []*Conn
+	next  atomic.Uint32
+
+	mu       sync.Mutex
+	acquired map[*Conn]struct{}
+	closed   bool
+}
+
+var _ API = (*Client)(nil)
+
+// Dial opens cfg.PoolSize connections and logs each in. It fails if any of them cannot.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	cl := &Client{cfg: c, acquired: map[*Conn]struct{}{}}
+	cl.commands = commands{x: cl}
+	for range c.PoolSize {
+		cn, err := dialConn(ctx, c)
+		if err != nil {
+			cl.Close()
+			return nil, err
+		}
+		cl.conns = append(cl.conns, cn)
+	}
+	return cl, nil
+}
+
+func (cl *Client) exchange(ctx context.Context, c *call, decode func([]byte) error) error {
+	if cl.isClosed() {
+		return ErrClosed
+	}
+	cn, err := cl.pick(ctx)
+	if err != nil {
+		return &ConnError{Op: commandName(c.code), Err: err}
+	}
+	defer cn.unlock()
+	return cn.exchangeLocked(ctx, c, decode)
+}
+
+// pick returns a locked connection: the first idle one from a rotating start, or else the
+// start one once it frees up (or ctx ends).
+func (cl *Client) pick(ctx context.Context) (*Conn, error) {
+	n := uint32(len(cl.conns))
+	start := cl.next.Add(1)
+	for i := range n {
+		if cn := cl.conns[(start+i)%n]; cn.tryLock() {
+			return cn, nil
+		}
+	}
+	cn := cl.conns[start%n]
+	return cn, cn.lock(ctx)
+}
+
+func (cl *Client) isClosed() bool {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.closed
+}
+
+// Acquire opens a dedicated connection with its own session, for state that Iggy ties to a
+// session (consumer-group membership). release logs it out and closes it; Close closes any
+// still acquired.
+func (cl *Client) Acquire(ctx context.Context) (cn *Conn, release func(), err error) {
+	cl.mu.Lock()
+	closed := cl.closed
+	cl.mu.Unlock()
+	if closed {
+		return nil, nil, ErrClosed
+	}
+	cn, err = dialConn(ctx, cl.cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl.mu.Lock()
+	if cl.closed {
+		cl.mu.Unlock()
+		cn.Close()
+		return nil, nil, ErrClosed
+	}
+	cl.acquired[cn] = struct{}{}
+	cl.mu.Unlock()
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			cl.mu.Lock()
+			delete(cl.acquired, cn)
+			cl.mu.Unlock()
+			cn.Close()
+		})
+	}
+	return cn, release, nil
+}
+
+// Close logs out and closes every connection. Calls made afterwards return ErrClosed.
+func (cl *Client) Close() error {
+	cl.mu.Lock()
+	if cl.closed {
+		cl.mu.Unlock()
+		return nil
+	}
+	cl.closed = true
+	conns := append([]*Conn(nil), cl.conns...)
+	for cn := range cl.acquired {
+		conns = append(conns, cn)
+	}
+	clear(cl.acquired)
+	cl.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, cn := range conns {
+		wg.Go(func() { cn.Close() })
+	}
+	wg.Wait()
+	return nil
+}
+
+// VerifyLogin checks username/password by logging in on a fresh connection (to cfg.Addr,
+// with cfg's TLS settings), reads the user with permissions, and logs out. Wrong credentials
+// return an *Error (42 InvalidCredentials, 47 UserInactive, ...); an unreachable server
+// matches ErrConnection.
+func VerifyLogin(ctx context.Context, cfg Config, username, password string) (*User, error) {
+	cfg.Username, cfg.Password, cfg.Token = username, password, ""
+	cfg.PingInterval = -1
+	cn, err := DialConn(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer cn.Close()
+	me, err := cn.GetMe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := cn.GetUser(ctx, ID(me.UserID))
+	if err != nil {
+		return nil, err
+	}
+	if u.ID != me.UserID {
+		return nil, errors.New("iggy: GetUser returned another user")
+	}
+	return u, nil
+}

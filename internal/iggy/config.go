@@ -1,0 +1,129 @@
+package iggy
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
+)
+
+// Config configures a Client or Conn. Either Username/Password or Token (a personal access
+// token, logged in with code 45) must be set.
+type Config struct {
+	Addr     string // host:port of Iggy's TCP listener
+	Username string
+	Password string
+	Token    string // personal access token; wins over Username/Password when set
+
+	// TLS, when non-nil, enables TLS with this configuration. Otherwise TLSEnabled builds one
+	// from TLSDomain (default: the host of Addr) and TLSCAFile (default: system roots).
+	TLS        *tls.Config
+	TLSEnabled bool
+	TLSDomain  string
+	TLSCAFile  string
+
+	PoolSize       int           // connections of a Client; default 4
+	PingInterval   time.Duration // keepalive per connection; default 5 s, negative disables
+	DialTimeout    time.Duration // TCP+TLS+login; default 10 s
+	RequestTimeout time.Duration // bound for calls whose context has no deadline; default 30 s
+
+	SDKName    string // reported at login; default "iggy-gateway-kafka"
+	SDKVersion string // reported at login; default "0.1.0"
+}
+
+// Defaults.
+const (
+	DefaultPoolSize       = 4
+	DefaultPingInterval   = 5 * time.Second
+	DefaultDialTimeout    = 10 * time.Second
+	DefaultRequestTimeout = 30 * time.Second
+)
+
+// normalize validates cfg and returns a copy with defaults filled in and TLS resolved.
+func (cfg Config) normalize() (*Config, error) {
+	if cfg.Addr == "" {
+		return nil, errors.New("iggy: Config.Addr is required")
+	}
+	if cfg.Token == "" {
+		if err := wire.CheckName("username", cfg.Username); err != nil {
+			return nil, fmt.Errorf("iggy: %w", err)
+		}
+		if len(cfg.Password) > wire.MaxNameLength {
+			return nil, errors.New("iggy: password longer than 255 bytes")
+		}
+	} else if err := wire.CheckName("token", cfg.Token); err != nil {
+		return nil, fmt.Errorf("iggy: %w", err)
+	}
+	if cfg.PoolSize <= 0 {
+		cfg.PoolSize = DefaultPoolSize
+	}
+	if cfg.PingInterval == 0 {
+		cfg.PingInterval = DefaultPingInterval
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.SDKName == "" {
+		cfg.SDKName = "iggy-gateway-kafka"
+	}
+	if cfg.SDKVersion == "" {
+		cfg.SDKVersion = "0.1.0"
+	}
+	if err := wire.CheckName("SDK name", cfg.SDKName); err != nil {
+		return nil, fmt.Errorf("iggy: %w", err)
+	}
+	if err := wire.CheckName("SDK version", cfg.SDKVersion); err != nil {
+		return nil, fmt.Errorf("iggy: %w", err)
+	}
+	if cfg.TLS == nil && cfg.TLSEnabled {
+		t, err := cfg.buildTLS()
+		if err != nil {
+			return nil, err
+		}
+		cfg.TLS = t
+	}
+	return &cfg, nil
+}
+
+func (cfg *Config) buildTLS() (*tls.Config, error) {
+	t := &tls.Config{ServerName: cfg.TLSDomain, MinVersion: tls.VersionTLS12}
+	if t.ServerName == "" {
+		host, _, err := net.SplitHostPort(cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("iggy: TLS server name from %q: %w", cfg.Addr, err)
+		}
+		t.ServerName = host
+	}
+	if cfg.TLSCAFile != "" {
+		pem, err := os.ReadFile(cfg.TLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("iggy: TLS CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("iggy: TLS CA file %s holds no PEM certificate", cfg.TLSCAFile)
+		}
+		t.RootCAs = pool
+	}
+	return t, nil
+}
+
+func (cfg *Config) versionInfo() wire.ClientVersionInfo {
+	return wire.ClientVersionInfo{ProtocolVersion: wire.ProtocolVersion, SDKName: cfg.SDKName, SDKVersion: cfg.SDKVersion}
+}
+
+// loginBody appends the Register body for cfg's credentials.
+func (cfg *Config) loginBody(dst []byte) []byte {
+	if cfg.Token != "" {
+		return wire.AppendLoginPAT(dst, cfg.versionInfo(), cfg.Token)
+	}
+	return wire.AppendLoginUser(dst, cfg.versionInfo(), cfg.Username, cfg.Password)
+}

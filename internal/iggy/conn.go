@@ -1,0 +1,452 @@
+package iggy
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
+)
+
+// Retry pacing (reference §2.5): TransientNotCommitted is resent every 50 ms until the
+// deadline, TransientNotAccepted is retried with backoff for about 2 s, and a lost session is
+// re-established a few times before the call gives up.
+const (
+	transientInterval  = 50 * time.Millisecond
+	notAcceptedBudget  = 2 * time.Second
+	maxBackoff         = time.Second
+	maxSessionAttempts = 4
+)
+
+// Conn is one logged-in Iggy connection. Iggy allows one request in flight per connection, so
+// a Conn serialises its calls. It reconnects (new client id, new login) after an eviction or
+// an I/O error, replaying the failed request only when that is safe (see exchange). It pings
+// the server every Config.PingInterval, which keeps consumer-group membership alive. Conn
+// implements API.
+type Conn struct {
+	commands
+	cfg *Config
+
+	sem chan struct{} // one token: held for a whole exchange
+
+	// Guarded by sem.
+	nc      net.Conn
+	br      *bufio.Reader
+	client  [16]byte
+	session uint64
+	counter uint64
+	userID  uint32
+	wbuf    []byte
+	rbuf    []byte
+	hdr     [wire.HeaderSize]byte
+	closed  bool
+
+	stopPing  chan struct{}
+	pingDone  chan struct{}
+	closeOnce sync.Once
+}
+
+var _ API = (*Conn)(nil)
+
+// DialConn opens one connection and logs in. Bad credentials come back as an *Error (42
+// InvalidCredentials, 53 InvalidPersonalAccessToken, ...); network failures match
+// ErrConnection.
+func DialConn(ctx context.Context, cfg Config) (*Conn, error) {
+	c, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	return dialConn(ctx, c)
+}
+
+func dialConn(ctx context.Context, cfg *Config) (*Conn, error) {
+	cn := &Conn{cfg: cfg, sem: make(chan struct{}, 1)}
+	cn.commands = commands{x: cn}
+	cn.sem <- struct{}{}
+	err := cn.connect(ctx)
+	<-cn.sem
+	if err != nil {
+		return nil, err
+	}
+	if cfg.PingInterval > 0 {
+		cn.stopPing, cn.pingDone = make(chan struct{}), make(chan struct{})
+		go cn.pingLoop()
+	}
+	return cn, nil
+}
+
+// lock takes the connection for one exchange, giving up when ctx ends.
+func (cn *Conn) lock(ctx context.Context) error {
+	select {
+	case cn.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (cn *Conn) tryLock() bool {
+	select {
+	case cn.sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (cn *Conn) unlock() { <-cn.sem }
+
+// Session returns the current session number. It changes when the connection re-logs in, which
+// drops the consumer-group memberships of the old session.
+func (cn *Conn) Session() uint64 {
+	if cn.lock(context.Background()) != nil {
+		return 0
+	}
+	defer cn.unlock()
+	return cn.session
+}
+
+// UserID returns the id of the logged-in user.
+func (cn *Conn) UserID() uint32 {
+	if cn.lock(context.Background()) != nil {
+		return 0
+	}
+	defer cn.unlock()
+	return cn.userID
+}
+
+// Close logs out (best effort, bounded by one second) and closes the connection.
+func (cn *Conn) Close() error {
+	cn.closeOnce.Do(func() {
+		if cn.stopPing != nil {
+			close(cn.stopPing)
+			<-cn.pingDone
+		}
+		cn.sem <- struct{}{}
+		defer cn.unlock()
+		if cn.nc != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, _, _ = cn.roundTrip(ctx, "logout", wire.OpLogout, wire.CodeLogoutUser, cn.counter, nil, nil)
+			cancel()
+			cn.drop()
+		}
+		cn.closed = true
+	})
+	return nil
+}
+
+func (cn *Conn) pingLoop() {
+	defer close(cn.pingDone)
+	t := time.NewTicker(cn.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-cn.stopPing:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), max(cn.cfg.PingInterval, DefaultPingInterval))
+			_ = cn.Ping(ctx) // a failure drops the connection; the next call or ping reconnects
+			cancel()
+		}
+	}
+}
+
+// exchange runs one command on this connection.
+func (cn *Conn) exchange(ctx context.Context, c *call, decode func([]byte) error) error {
+	if err := cn.lock(ctx); err != nil {
+		return &ConnError{Op: commandName(c.code), Err: err}
+	}
+	defer cn.unlock()
+	return cn.exchangeLocked(ctx, c, decode)
+}
+
+// exchangeLocked sends c and decodes the reply payload with decode (which must not retain it
+// unless c.keep is set). On a lost connection or session it reconnects and replays c when
+// that cannot apply it twice: when it was not sent, when the server refused it without
+// executing it (eviction, Unauthenticated), or when it is idempotent or deduplicated (reads,
+// metadata operations, consumer-offset stores). Otherwise it returns a *ConnError with Sent
+// set.
+func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte) error) error {
+	name := commandName(c.code)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cn.cfg.RequestTimeout)
+		defer cancel()
+	}
+	op := wire.OperationForCode(c.code)
+	for attempt := 1; ; attempt++ {
+		if cn.closed {
+			return ErrClosed
+		}
+		if cn.nc == nil {
+			if err := cn.connect(ctx); err != nil {
+				var se *Error
+				if errors.As(err, &se) || ctx.Err() != nil || attempt >= maxSessionAttempts {
+					return err
+				}
+				if sleep(ctx, backoff(attempt)) != nil {
+					return err
+				}
+				continue
+			}
+		}
+		reqNo := cn.counter
+		if wire.AdvancesRequest(op) {
+			cn.counter++
+		}
+		payload, sent, err := cn.roundTrip(ctx, name, op, c.code, reqNo, c.body, c.tail)
+		if err == nil {
+			if c.keep {
+				cn.rbuf = nil // the caller's result aliases the reply buffer
+			}
+			if decode == nil {
+				return nil
+			}
+			if derr := decode(payload); derr != nil {
+				return fmt.Errorf("iggy %s: malformed reply: %w", name, derr)
+			}
+			return nil
+		}
+		var se *Error
+		if errors.As(err, &se) && !errors.Is(err, errSessionLost) {
+			return se
+		}
+		cn.drop()
+		applied := sent && !errors.Is(err, errSessionLost)
+		if ctx.Err() != nil {
+			err = errors.Join(ctx.Err(), err)
+		}
+		if (applied && !replayable(op, c.code)) || ctx.Err() != nil || attempt >= maxSessionAttempts {
+			return &ConnError{Op: name, Err: err, Sent: applied}
+		}
+		if attempt > 1 && sleep(ctx, backoff(attempt)) != nil {
+			return &ConnError{Op: name, Err: errors.Join(ctx.Err(), err), Sent: applied}
+		}
+	}
+}
+
+// replayable reports whether a request that may have been applied can be sent again after a
+// reconnect: reads and pings change nothing, metadata operations fail cleanly if they already
+// happened (e.g. "already exists"), and storing the same consumer offset twice is harmless.
+// A SendMessages replay could append the messages twice.
+func replayable(op uint8, code uint32) bool {
+	return op == wire.OpNonReplicated || wire.IsMetadataOp(op) || code == wire.CodeStoreConsumerOffset
+}
+
+func backoff(attempt int) time.Duration {
+	return min(transientInterval<<attempt, maxBackoff)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// errSessionLost marks failures after which the server holds no session for this connection
+// and did not execute the request: evictions, Unauthenticated, and the empty SendMessages
+// reply of a dead session.
+var errSessionLost = errors.New("iggy: session lost")
+
+type sessionLostError struct{ cause *Error }
+
+func (e *sessionLostError) Error() string   { return "session lost: " + e.cause.Error() }
+func (e *sessionLostError) Unwrap() []error { return []error{errSessionLost, e.cause} }
+
+// connect dials, optionally wraps the socket in TLS, and logs in with a fresh client id.
+func (cn *Conn) connect(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, cn.cfg.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", cn.cfg.Addr)
+	if err != nil {
+		return &ConnError{Op: "dial", Err: err}
+	}
+	if cn.cfg.TLS != nil {
+		tc := tls.Client(nc, cn.cfg.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return &ConnError{Op: "tls handshake", Err: err}
+		}
+		nc = tc
+	}
+	cn.nc = nc
+	if cn.br == nil {
+		cn.br = bufio.NewReaderSize(nc, 64<<10)
+	} else {
+		cn.br.Reset(nc)
+	}
+	for {
+		if _, err := rand.Read(cn.client[:]); err != nil {
+			cn.drop()
+			return &ConnError{Op: "login", Err: err}
+		}
+		if cn.client != ([16]byte{}) {
+			break
+		}
+	}
+	cn.session, cn.counter = 0, 0
+	body := cn.cfg.loginBody(nil)
+	payload, _, err := cn.roundTrip(ctx, "login", wire.OpRegister, wire.CodeLoginRegister, 0, body, nil)
+	if err != nil {
+		cn.drop()
+		var se *Error
+		if errors.As(err, &se) && isCredentialCode(se.Code) {
+			return &Error{Code: se.Code, Op: "login"}
+		}
+		return &ConnError{Op: "login", Err: err}
+	}
+	l, err := wire.DecodeLoginReply(payload)
+	if err != nil {
+		cn.drop()
+		return &ConnError{Op: "login", Err: fmt.Errorf("malformed login reply: %w", err)}
+	}
+	cn.session, cn.counter, cn.userID = l.Session, 1, l.UserID
+	return nil
+}
+
+// isCredentialCode reports login failures that no retry can fix.
+func isCredentialCode(code uint32) bool {
+	switch code {
+	case CodeInvalidCredentials, CodeInvalidUsername, CodeInvalidPassword, CodeUserInactive,
+		CodeInvalidPersonalAccessToken, CodePersonalAccessTokenExpired, CodeIncompatibleProtocolVersion,
+		CodeInvalidFormat, CodeUnauthorized:
+		return true
+	}
+	return false
+}
+
+// drop closes the socket; the next exchange reconnects.
+func (cn *Conn) drop() {
+	if cn.nc != nil {
+		cn.nc.Close()
+		cn.nc = nil
+	}
+	cn.session = 0
+}
+
+// roundTrip writes one request frame and reads its reply, resending the identical frame on
+// TransientNotCommitted and TransientNotAccepted. It returns the reply payload (after the
+// result section for result-framed replies), which aliases cn.rbuf, and whether the request
+// was written. Errors: *Error for a server rejection, a sessionLostError, or an I/O or
+// protocol error after which the connection must be dropped.
+func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint32, reqNo uint64, body, tail []byte) (payload []byte, sent bool, err error) {
+	nc := cn.nc
+	if d, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(d)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	session := cn.session
+	if op == wire.OpRegister {
+		session = 0
+	}
+	frame := append(cn.wbuf[:0], make([]byte, wire.HeaderSize)...)
+	frame = append(frame, body...)
+	wire.PutRequestHeader(frame, &wire.RequestHeader{
+		Size:      uint32(len(frame) + len(tail)),
+		Client:    cn.client,
+		Request:   reqNo,
+		Operation: op,
+		Session:   session,
+		Code:      code,
+	})
+	cn.wbuf = frame
+
+	notAcceptedSince := time.Time{}
+	for {
+		if tail == nil {
+			_, err = nc.Write(frame)
+		} else {
+			bufs := net.Buffers{frame, tail}
+			_, err = bufs.WriteTo(nc)
+		}
+		sent = true
+		if err != nil {
+			return nil, sent, err
+		}
+		payload, err = cn.readReply(name, op, reqNo)
+		var se *Error
+		if err == nil || !errors.As(err, &se) || errors.Is(err, errSessionLost) {
+			return payload, sent, err
+		}
+		switch se.Code {
+		case CodeTransientNotCommitted:
+			// Outcome unknown: the same frame (same request number) asks again.
+		case CodeTransientNotAccepted:
+			if notAcceptedSince.IsZero() {
+				notAcceptedSince = time.Now()
+			} else if time.Since(notAcceptedSince) > notAcceptedBudget {
+				return nil, sent, se
+			}
+		default:
+			return nil, sent, se
+		}
+		if serr := sleep(ctx, transientInterval); serr != nil {
+			return nil, sent, se
+		}
+	}
+}
+
+// readReply reads the frame answering request reqNo and applies the reply rules of
+// reference §2.5.
+func (cn *Conn) readReply(name string, op uint8, reqNo uint64) ([]byte, error) {
+	body, err := wire.ReadFrame(cn.br, &cn.hdr, cn.rbuf)
+	if err != nil {
+		return nil, err
+	}
+	if cap(body) > cap(cn.rbuf) {
+		cn.rbuf = body[:0]
+	}
+	switch cn.hdr[60] {
+	case wire.CommandEviction:
+		ev, err := wire.DecodeEvictionHeader(cn.hdr[:])
+		if err != nil {
+			return nil, err
+		}
+		return nil, &sessionLostError{cause: &Error{Code: wire.EvictionCode(ev.Reason), Op: name}}
+	case wire.CommandReply:
+	default:
+		return nil, fmt.Errorf("iggy %s: unexpected frame command %d", name, cn.hdr[60])
+	}
+	rh, err := wire.DecodeReplyHeader(cn.hdr[:])
+	if err != nil {
+		return nil, err
+	}
+	if rh.Request != reqNo || rh.Operation != op {
+		return nil, fmt.Errorf("iggy %s: reply to request %d op %d, want request %d op %d", name, rh.Request, rh.Operation, reqNo, op)
+	}
+	if rh.Status != 0 {
+		e := &Error{Code: rh.Status, Op: name}
+		if rh.Status == CodeUnauthenticated && op != wire.OpRegister {
+			return nil, &sessionLostError{cause: e}
+		}
+		return nil, e
+	}
+	if wire.IsResultFramed(op) || op == wire.OpRegister {
+		payload, code, err := wire.ParseResult(body)
+		if err != nil {
+			return nil, fmt.Errorf("iggy %s: %w", name, err)
+		}
+		if code != 0 {
+			return nil, &Error{Code: code, Op: name}
+		}
+		return payload, nil
+	}
+	if op == wire.OpSendMessages && len(body) == 0 {
+		return nil, &sessionLostError{cause: &Error{Code: CodeUnauthenticated, Op: name}}
+	}
+	return body, nil
+}
