@@ -217,8 +217,12 @@ func (b *Batch) AddWithID(id [16]byte, originTimestamp uint64, payload, headers 
 
 	start := len(b.buf)
 	size := FrameHeaderSize + len(payload) + len(headers)
-	b.buf = append(b.buf, make([]byte, size)...) // compiles to a grow + clear, no temporary
+	if cap(b.buf)-start < size {
+		b.buf = append(b.buf[:cap(b.buf)], make([]byte, size)...)[:start]
+	}
+	b.buf = b.buf[:start+size]
 	f := b.buf[start:]
+	clear(f[:FrameHeaderSize])
 	le := binary.LittleEndian
 	copy(f[fhID:], id[:])
 	le.PutUint32(f[fhOffsetDelta:], uint32(n))
