@@ -165,17 +165,19 @@ async def main(addr):
     await client.send_messages(stream, topic, 0, [SendMessage("p0-a"), SendMessage("p0-b")])
     consumer = await client.consumer_group("hl-workers", stream, topic, polling_strategy=PollingStrategy.First(), batch_length=10)
     seen = []
+    done = asyncio.Event()
 
-    async def drain():
-        async for m in consumer.iter_messages():
-            seen.append(m.payload())
-            if len(seen) == 7:
-                return
+    async def on_message(m):
+        seen.append(m.payload())
+        if len(seen) >= 7:
+            done.set()
 
+    consuming = asyncio.ensure_future(consumer.consume_messages(on_message, done))
     try:
-        await asyncio.wait_for(drain(), timeout=15)
+        await asyncio.wait_for(done.wait(), timeout=15)
     except asyncio.TimeoutError:
-        pass
+        done.set()
+    await consuming
     check("high-level consumer group reads every partition",
           sorted(seen) == sorted([b"p0-a", b"p0-b"] + [f"message-{i}".encode() for i in range(5)]), repr(seen))
 
