@@ -1,0 +1,48 @@
+package mapping
+
+// Header names the gateway writes. They are String-kind Iggy header keys.
+const (
+	// HeaderVersion marks a message the gateway wrote; its value is the mapping version.
+	HeaderVersion = "kafka.v"
+	// HeaderKey holds the record key.
+	HeaderKey = "kafka.key"
+	// HeaderValue says what the placeholder payload stands for: "null" or "empty".
+	HeaderValue = "kafka.value"
+	// HeaderTimestamp holds the record timestamp (Int64, ms) when the origin timestamp cannot.
+	HeaderTimestamp = "kafka.ts"
+	// HeaderEnvelope marks an envelope payload; its value is the envelope layout version.
+	HeaderEnvelope = "kafka.envelope"
+	// HeaderPrefix prefixes every Kafka record header name.
+	HeaderPrefix = "kafka.h."
+)
+
+// Versions this build writes and reads.
+const (
+	MappingVersion  = 1
+	EnvelopeVersion = 1
+)
+
+// Iggy limits (server constants, not settings).
+const (
+	// MaxHeaderField is the longest Iggy header key or value; both must be at least 1 byte.
+	MaxHeaderField = 255
+	// MaxHeadersSize is the largest user-headers block of one message.
+	MaxHeadersSize = 100_000
+	// MaxPayloadSize is the largest message payload.
+	MaxPayloadSize = 64_000_000
+)
+
+// placeholder is the payload stored for a null or empty value: Iggy refuses empty payloads.
+var placeholder = []byte{0}
+
+var (
+	versionValue  = []byte{MappingVersion}
+	envelopeValue = []byte{EnvelopeVersion}
+	// Values of the kafka.value marker.
+	nullMarker  = []byte("null")
+	emptyMarker = []byte("empty")
+	namespace   = []byte("kafka.")
+	prefix      = []byte(HeaderPrefix)
+	// legacyEpoch is the kafka.ts value earlier upstream gateways wrote for a 0 ms timestamp.
+	legacyEpoch = []byte("epoch")
+)

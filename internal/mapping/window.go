@@ -1,0 +1,72 @@
+package mapping
+
+import (
+	"math"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
+)
+
+// maxSpanMicros is the widest origin-timestamp spread one Iggy send can carry: frames store
+// their timestamp as a u32 delta from the batch's minimum (about 71.6 minutes).
+const maxSpanMicros = math.MaxUint32
+
+// noTimestamp is what Kafka sends for a record without a timestamp.
+const noTimestamp = -1
+
+// Window is the range of origin timestamps (µs) one Iggy send may use. Records outside it
+// are stored with their origin clamped into it and their real timestamp in kafka.ts, so any
+// Kafka batch fits one send. The zero Window clamps nothing.
+type Window struct {
+	start   uint64
+	bounded bool
+}
+
+// NewWindow returns the window starting at minMillis, the batch's earliest positive
+// timestamp in milliseconds. A non-positive minMillis gives the zero Window.
+func NewWindow(minMillis int64) Window {
+	if us, ok := exactMicros(minMillis); ok && minMillis > 0 {
+		return Window{start: us, bounded: true}
+	}
+	return Window{}
+}
+
+// WindowOf returns the window for one decoded batch: it starts at the earliest positive
+// record timestamp. It iterates the records without allocating.
+func WindowOf(recs *kbatch.Records) Window {
+	var (
+		least int64 = math.MaxInt64
+		r     kbatch.Record
+	)
+	for it := recs.Iter(); it.Next(&r); {
+		if _, ok := exactMicros(r.Timestamp); ok && r.Timestamp > 0 {
+			least = min(least, r.Timestamp)
+		}
+	}
+	return NewWindow(least)
+}
+
+// exactMicros converts a Kafka timestamp to µs when the result reads back as the same
+// timestamp: positive and without overflow. 0 ms is excluded because an origin of 0 reads
+// back as "no timestamp".
+func exactMicros(millis int64) (uint64, bool) {
+	if millis <= 0 || uint64(millis) > math.MaxUint64/1000 {
+		return 0, false
+	}
+	return uint64(millis) * 1000, true
+}
+
+// stamp decides where a record timestamp is stored: the origin timestamp, plus kafka.ts
+// (ms) when the origin does not read back as the record's timestamp.
+func (w Window) stamp(millis int64) (origin uint64, header bool) {
+	native, exact := exactMicros(millis)
+	origin = native
+	if w.bounded {
+		origin = min(max(native, w.start), w.start+maxSpanMicros)
+	}
+	if millis == noTimestamp {
+		// No timestamp reads back as the server's append time: fine as origin 0, but a
+		// clamped origin would read back as a real timestamp.
+		return origin, origin != 0
+	}
+	return origin, !exact || origin != native
+}
