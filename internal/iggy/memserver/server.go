@@ -31,6 +31,7 @@ type Config struct {
 type Server struct {
 	cfg   Config
 	ln    net.Listener
+	addr  string
 	state *state
 	log   *slog.Logger
 
@@ -66,6 +67,7 @@ func Start(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:   cfg,
 		ln:    ln,
+		addr:  ln.Addr().String(),
 		state: newState(cfg.Clock, cfg.RootUsername, cfg.RootPassword),
 		log:   log,
 		conns: map[*conn]struct{}{},
@@ -83,7 +85,7 @@ func Start(cfg Config) (*Server, error) {
 }
 
 // Addr returns the address the server listens on.
-func (s *Server) Addr() string { return s.ln.Addr().String() }
+func (s *Server) Addr() string { return s.addr }
 
 // Close stops listening, drops every connection and waits for their goroutines.
 func (s *Server) Close() error {
