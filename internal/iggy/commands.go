@@ -118,8 +118,9 @@ func (c commands) DeleteStream(ctx context.Context, stream Identifier) error {
 	return c.do(ctx, wire.CodeDeleteStream, wire.AppendIdentifier(nil, stream), nil)
 }
 
-// GetTopic returns a topic with its partitions, or an *Error 2010/2011 when it does not exist
-// (1009/1010 when the stream does not).
+// GetTopic returns a topic with its partitions, or an *Error 2010/2011 when it does not exist.
+// The server answers a missing stream the same way, so a missing stream also reports
+// 2010/2011.
 func (c commands) GetTopic(ctx context.Context, stream, topic Identifier) (*Topic, error) {
 	if err := checkIDs(wire.CodeGetTopic, stream, topic); err != nil {
 		return nil, err

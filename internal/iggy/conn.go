@@ -184,6 +184,9 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 		if cn.closed {
 			return ErrClosed
 		}
+		if err := ctx.Err(); err != nil {
+			return &ConnError{Op: name, Err: err}
+		}
 		if cn.nc == nil {
 			if err := cn.connect(ctx); err != nil {
 				var se *Error
