@@ -13,7 +13,7 @@ import (
 // rawClient speaks the wire protocol frame by frame, so tests can check exact reply shapes
 // (status vs result section, echoed fields, evictions) that a real client would hide.
 type rawClient struct {
-	t       *testing.T
+	t       testing.TB
 	nc      net.Conn
 	client  [16]byte
 	session uint64
@@ -29,7 +29,7 @@ type frame struct {
 	body     []byte
 }
 
-func dialRaw(t *testing.T, addr string) *rawClient {
+func dialRaw(t testing.TB, addr string) *rawClient {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -145,7 +145,7 @@ func (c *rawClient) login(user, pass string) {
 	c.session, c.request = lr.Session, 1
 }
 
-func connect(t *testing.T, srv *Server) *rawClient {
+func connect(t testing.TB, srv *Server) *rawClient {
 	t.Helper()
 	c := dialRaw(t, srv.Addr())
 	c.login("iggy", "iggy")

@@ -16,7 +16,8 @@ type Config struct {
 	// RootUsername and RootPassword are the credentials of the root user (id 0); both default
 	// to "iggy".
 	RootUsername, RootPassword string
-	// Logger receives connection and failure logs; nil discards them.
+	// Logger receives connection and failure logs; nil discards them (the start line, which
+	// says the server is not durable, then goes to slog.Default()).
 	Logger *slog.Logger
 	// HeartbeatInterval, when set, evicts with StaleClient a session that is a member of a
 	// consumer group and has sent nothing for 1.2 × the interval, as the real server's
@@ -56,9 +57,9 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	log := cfg.Logger
+	log, startLog := cfg.Logger, cfg.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log, startLog = slog.New(slog.NewTextHandler(io.Discard, nil)), slog.Default()
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -73,7 +74,7 @@ func Start(cfg Config) (*Server, error) {
 		conns: map[*conn]struct{}{},
 		stop:  make(chan struct{}),
 	}
-	log.Info("in-memory Iggy server listening (NOT durable: all data is lost on exit)",
+	startLog.Info("in-memory Iggy server listening (NOT durable: all data is lost on exit)",
 		"addr", ln.Addr().String(), "protocol", "0.11.0")
 	s.wg.Add(1)
 	go s.acceptLoop()

@@ -164,7 +164,7 @@ func TestReplyShapes(t *testing.T) {
 }
 
 // sendBody builds a SendMessages body for partition p with the given payloads.
-func sendBody(t *testing.T, stream, topic string, p uint32, payloads ...string) []byte {
+func sendBody(t testing.TB, stream, topic string, p uint32, payloads ...string) []byte {
 	t.Helper()
 	b := wire.NewBatch(0)
 	for _, pl := range payloads {
@@ -364,4 +364,70 @@ func TestDropConnections(t *testing.T) {
 	if streams, err := wire.DecodeStreams(d.ok(wire.CodeGetStreams, nil)); err != nil || len(streams) != 1 {
 		t.Fatalf("data lost across DropConnections: %+v (%v)", streams, err)
 	}
+}
+
+func TestMeAndClusterMetadata(t *testing.T) {
+	srv := startServer(t)
+	c := connect(t, srv)
+	me, err := wire.DecodeMe(c.ok(wire.CodeGetMe, nil))
+	if err != nil || me.UserID != 0 || me.ClientID == 0 || me.Transport != 1 || me.Address == "" {
+		t.Fatalf("GetMe %+v (%v)", me, err)
+	}
+	md, err := wire.DecodeClusterMetadata(c.ok(wire.CodeGetClusterMetadata, nil))
+	if err != nil || len(md.Nodes) != 1 || md.Nodes[0].Role != 0 || md.Nodes[0].Status != 0 ||
+		fmt.Sprintf("%s:%d", md.Nodes[0].IP, md.Nodes[0].TCPPort) != srv.Addr() {
+		t.Fatalf("cluster metadata %+v (%v)", md, err)
+	}
+}
+
+func TestPermissionsOverTheWire(t *testing.T) {
+	srv := startServer(t)
+	root := connect(t, srv)
+	root.ok(wire.CodeCreateStream, wire.AppendCreateStream(nil, "s"))
+	perms := &wire.Permissions{Global: wire.GlobalPermissions{ReadStreams: true}}
+	root.ok(wire.CodeCreateUser, wire.AppendCreateUser(nil, &wire.CreateUserRequest{Username: "reader", Password: "secret", Status: wire.UserActive, Permissions: perms}))
+	u, err := wire.DecodeUserDetails(root.ok(wire.CodeGetUser, wire.AppendIdentifiers(nil, wire.Identifier{Name: "reader"})))
+	if err != nil || u.ID != 1 || u.Permissions == nil || !u.Permissions.Global.ReadStreams || u.Permissions.Global.ManageStreams {
+		t.Fatalf("GetUser %+v (%v)", u, err)
+	}
+
+	r := dialRaw(t, srv.Addr())
+	r.login("reader", "secret")
+	r.ok(wire.CodeGetStreams, nil)
+	f := r.call(wire.CodeCreateStream, wire.AppendCreateStream(nil, "mine"))
+	if _, rc, _ := wire.ParseResult(f.body); f.reply.Status != 0 || rc != codeUnauthorized {
+		t.Fatalf("create stream without manage_streams: status %d result %d, want result 41", f.reply.Status, rc)
+	}
+	if f := r.call(wire.CodeGetUsers, nil); f.reply.Status != codeUnauthorized {
+		t.Fatalf("get users without read_users: status %d, want 41", f.reply.Status)
+	}
+	if f := r.call(wire.CodeSendMessages, sendBody(t, "s", "t", 0, "x")); f.reply.Status != codeResourceNotFound {
+		t.Fatalf("send to a missing topic: status %d, want 20", f.reply.Status)
+	}
+	root.ok(wire.CodeCreateTopic, wire.AppendCreateTopic(nil, &wire.CreateTopicRequest{Stream: wire.Identifier{Name: "s"}, PartitionsCount: 1, Name: "t"}))
+	if f := r.call(wire.CodeSendMessages, sendBody(t, "s", "t", 0, "x")); f.reply.Status != codeUnauthorized {
+		t.Fatalf("send without send_messages: status %d, want 41", f.reply.Status)
+	}
+	root.ok(wire.CodeUpdatePermissions, wire.AppendUpdatePermissions(nil, wire.Identifier{Name: "reader"},
+		&wire.Permissions{Streams: []wire.StreamPermissions{{StreamID: 0, SendMessages: true}}}))
+	r.ok(wire.CodeSendMessages, sendBody(t, "s", "t", 0, "x"))
+}
+
+func TestStaleGroupMemberIsEvicted(t *testing.T) {
+	srv, err := Start(Config{Addr: "127.0.0.1:0", HeartbeatInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	idle, member := connect(t, srv), connect(t, srv)
+	member.ok(wire.CodeCreateStream, wire.AppendCreateStream(nil, "s"))
+	member.ok(wire.CodeCreateTopic, wire.AppendCreateTopic(nil, &wire.CreateTopicRequest{Stream: wire.Identifier{Name: "s"}, PartitionsCount: 1, Name: "t"}))
+	member.ok(wire.CodeCreateConsumerGroup, wire.AppendCreateConsumerGroup(nil, wire.Identifier{Name: "s"}, wire.Identifier{Name: "t"}, "g"))
+	member.ok(wire.CodeJoinConsumerGroup, wire.AppendIdentifiers(nil, wire.Identifier{Name: "s"}, wire.Identifier{Name: "t"}, wire.Identifier{Name: "g"}))
+	f, ok := member.read() // silent past 1.2 × the interval
+	if !ok || f.command != wire.CommandEviction || f.eviction.Reason != wire.EvictStaleClient {
+		t.Fatalf("got closed=%v %+v, want a StaleClient eviction", !ok, f)
+	}
+	// A silent session outside every group is left alone.
+	idle.ok(wire.CodePing, nil)
 }
