@@ -21,13 +21,13 @@ const (
 )
 
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	c     *Coordinator
 	clock *groupstest.Clock
 	gens  []GenerationEvent
 }
 
-func newHarness(t *testing.T, mutate ...func(*Config)) *harness {
+func newHarness(t testing.TB, mutate ...func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: groupstest.NewClock()}
 	cfg := DefaultConfig()
@@ -50,11 +50,13 @@ func noDelay(cfg *Config) { cfg.InitialRebalanceDelay = 0 }
 // joinOpt adjusts a JoinGroup request.
 type joinOpt func(*kmsg.JoinGroupRequest)
 
-func withVersion(v int16) joinOpt       { return func(r *kmsg.JoinGroupRequest) { r.Version = v } }
-func withInstance(id string) joinOpt    { return func(r *kmsg.JoinGroupRequest) { r.InstanceID = kmsg.StringPtr(id) } }
-func withMember(id string) joinOpt      { return func(r *kmsg.JoinGroupRequest) { r.MemberID = id } }
-func withGroup(g string) joinOpt        { return func(r *kmsg.JoinGroupRequest) { r.Group = g } }
-func withType(pt string) joinOpt        { return func(r *kmsg.JoinGroupRequest) { r.ProtocolType = pt } }
+func withVersion(v int16) joinOpt { return func(r *kmsg.JoinGroupRequest) { r.Version = v } }
+func withInstance(id string) joinOpt {
+	return func(r *kmsg.JoinGroupRequest) { r.InstanceID = kmsg.StringPtr(id) }
+}
+func withMember(id string) joinOpt { return func(r *kmsg.JoinGroupRequest) { r.MemberID = id } }
+func withGroup(g string) joinOpt   { return func(r *kmsg.JoinGroupRequest) { r.Group = g } }
+func withType(pt string) joinOpt   { return func(r *kmsg.JoinGroupRequest) { r.ProtocolType = pt } }
 func withSession(d time.Duration) joinOpt {
 	return func(r *kmsg.JoinGroupRequest) { r.SessionTimeoutMillis = int32(d / time.Millisecond) }
 }
@@ -91,7 +93,7 @@ func newJoinRequest(opts ...joinOpt) *kmsg.JoinGroupRequest {
 
 // pendingJoin is a JoinGroup that may still be parked in the barrier.
 type pendingJoin struct {
-	t    *testing.T
+	t    testing.TB
 	res  joinResult
 	wait chan joinResult
 	done bool
@@ -160,7 +162,7 @@ func (h *harness) joinNew(client string, opts ...joinOpt) (*pendingJoin, string)
 }
 
 type pendingSync struct {
-	t    *testing.T
+	t    testing.TB
 	res  syncResult
 	wait chan syncResult
 	done bool

@@ -207,7 +207,7 @@ func TestPendingMemberHoldsBarrierUntilItRejoinsOrExpires(t *testing.T) {
 	ids, gen := h.stableGroup("a")
 	a := ids[0]
 	pending := h.startJoin("b").fails(kerr.MemberIDRequired)
-	h.mustState("Stable") // handing out an id does not rebalance
+	h.mustState("Stable")                 // handing out an id does not rebalance
 	ja := h.startJoin("a", withMember(a)) // the leader rejoins: rebalance
 	// a is the only member and has rejoined, but b holds an outstanding member id.
 	ja.mustParked()
