@@ -2,8 +2,8 @@ package memserver
 
 import (
 	"slices"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 )
