@@ -179,7 +179,7 @@ func TestEncoderResultsStayValidUntilReset(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	big := make([]byte, MaxPayloadSize+1)
 	for _, rec := range []trec{
-		{ts: ts0, value: big},                                 // native payload over the limit
+		{ts: ts0, value: big}, // native payload over the limit
 		{ts: ts0, key: []byte{}, value: big[:MaxPayloadSize]}, // fits natively, not once enveloped
 	} {
 		batch := kafkaBatch(t, []trec{rec})
