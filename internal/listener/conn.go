@@ -219,7 +219,12 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 			sl.resp, sl.err = nil, fmt.Errorf("handler panicked: %v", p)
 		}
 	}()
+	start := time.Now()
 	sl.resp, sl.err = sl.r.h.Serve(c.ctx, c.cc, sl.r.req)
+	if c.log.Enabled(c.ctx, slog.LevelDebug) {
+		c.log.Debug("request served", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version,
+			"correlation_id", sl.r.corrID, "duration", time.Since(start), "err", sl.err)
+	}
 }
 
 // writeLoop writes responses in request order until the slots run out or the connection must

@@ -1,0 +1,158 @@
+package broker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"log/slog"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
+)
+
+// Options configure a Broker.
+type Options struct {
+	Config *config.Config
+	// Iggy is the bridge's client; nil when the bridge is off (storage-free answers).
+	Iggy iggy.API
+	// ClusterID is reported by Metadata and DescribeCluster; see ClusterID.
+	ClusterID string
+	Logger    *slog.Logger
+}
+
+// Broker is the state shared by the handlers. It implements listener.Dispatcher.
+type Broker struct {
+	cfg       *config.Config
+	iggy      iggy.API
+	log       *slog.Logger
+	clusterID string
+	topics    *topicmap.Cache
+	producers *producers.Allocator
+
+	handlers map[int16]listener.Handler
+	// unsupportedAPIVersions serves ApiVersions at versions outside the table (KIP-511).
+	unsupportedAPIVersions listener.Handler
+
+	mu        sync.RWMutex
+	endpoints map[string]endpoint // advertised address by listener name
+}
+
+// endpoint is the advertised address of a listener.
+type endpoint struct {
+	host     string
+	port     int32
+	protocol string
+}
+
+// New returns a Broker.
+func New(opts Options) (*Broker, error) {
+	cfg := opts.Config
+	alloc, err := producers.NewAllocator(cfg.NodeID)
+	if err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	b := &Broker{
+		cfg:       cfg,
+		iggy:      opts.Iggy,
+		log:       log,
+		clusterID: opts.ClusterID,
+		producers: alloc,
+		handlers:  make(map[int16]listener.Handler, len(routes)),
+		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
+	}
+	if b.clusterID == "" {
+		b.clusterID = ClusterID("")
+	}
+	if opts.Iggy != nil {
+		b.topics = topicmap.NewCache(cfg.TopicMap, b.lookupTopic, 0)
+	}
+	for _, l := range cfg.Listeners {
+		b.endpoints[l.Name] = endpoint{host: l.AdvertisedHost, port: int32(l.AdvertisedPort), protocol: l.Protocol}
+	}
+	for key, r := range routes {
+		b.handlers[key] = b.bind(r)
+	}
+	b.unsupportedAPIVersions = listener.Handler{Serve: b.serveUnsupportedAPIVersions, Concurrent: true, Undecoded: true}
+	return b, nil
+}
+
+func (b *Broker) bind(r route) listener.Handler {
+	serve := r.serve
+	return listener.Handler{
+		Serve: func(ctx context.Context, cc *listener.ConnContext, req kmsg.Request) (kmsg.Response, error) {
+			return serve(b, ctx, cc, req)
+		},
+		Concurrent:     r.concurrent,
+		InvalidRequest: r.invalid,
+	}
+}
+
+// SetAdvertisedPort fills in the port of a listener bound to port 0 once the OS chose it.
+func (b *Broker) SetAdvertisedPort(listenerName string, port int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, ok := b.endpoints[listenerName]; ok && e.port == 0 {
+		e.port = int32(port)
+		b.endpoints[listenerName] = e
+	}
+}
+
+// endpointFor returns the advertised address of the listener cc is on.
+func (b *Broker) endpointFor(cc *listener.ConnContext) endpoint {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.endpoints[cc.Listener]
+}
+
+func (b *Broker) sasl(cc *listener.ConnContext) bool {
+	p := b.endpointFor(cc).protocol
+	return p == "SASL_PLAINTEXT" || p == "SASL_SSL"
+}
+
+// nodeID is this gateway's broker id.
+func (b *Broker) nodeID() int32 { return int32(b.cfg.NodeID) }
+
+// Lookup implements listener.Dispatcher: the version firewall, derived from internal/versions.
+func (b *Broker) Lookup(cc *listener.ConnContext, key, version int16) (listener.Handler, bool) {
+	h, ok := b.handlers[key]
+	if !ok {
+		return listener.Handler{}, false
+	}
+	if versions.Accepts(key, version, b.sasl(cc)) {
+		return h, true
+	}
+	if key == kmsg.ApiVersions.Int16() {
+		return b.unsupportedAPIVersions, true
+	}
+	return listener.Handler{}, false
+}
+
+// ClusterID derives a stable Kafka cluster id (22 characters of URL-safe base64, like Kafka's)
+// from seed, so that every start of a gateway against the same Iggy reports the same id.
+func ClusterID(seed string) string {
+	sum := sha256.Sum256([]byte("iggy-gateway-kafka cluster " + seed))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// bridgeOff reports whether handlers must give storage-free answers.
+func (b *Broker) bridgeOff() bool { return b.iggy == nil }
+
+// lookupTopic is the topic cache's view of Iggy.
+func (b *Broker) lookupTopic(ctx context.Context, t topicmap.Target) (uint32, uint32, error) {
+	topic, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	if err != nil {
+		return 0, 0, err
+	}
+	return topic.ID, topic.PartitionsCount, nil
+}

@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+)
+
+func init() {
+	register(kmsg.FindCoordinator, route{
+		serve:      typed((*Broker).findCoordinator),
+		concurrent: true,
+		invalid: func(req kmsg.Request) kmsg.Response {
+			if req.GetVersion() >= 4 {
+				return nil // v4+ has errors only per key: close
+			}
+			resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return resp
+		},
+	})
+}
+
+// Coordinator key types.
+const (
+	coordinatorGroup       = 0
+	coordinatorTransaction = 1
+)
+
+// coordinator answers one key: groups are coordinated by this gateway; transactions are not
+// supported (TRANSACTIONAL_ID_AUTHORIZATION_FAILED is fatal in Java and librdkafka, so a
+// transactional producer fails at once with a clear error); other types (share groups) are
+// invalid here.
+func (b *Broker) coordinator(cc *listener.ConnContext, keyType int8) (node int32, host string, port int32, code int16, msg *string) {
+	switch keyType {
+	case coordinatorGroup:
+		ep := b.endpointFor(cc)
+		return b.nodeID(), ep.host, ep.port, 0, nil
+	case coordinatorTransaction:
+		m := "transactions are not supported by this gateway"
+		return -1, "", -1, kerr.TransactionalIDAuthorizationFailed.Code, &m
+	default:
+		m := "unsupported coordinator type"
+		return -1, "", -1, kerr.InvalidRequest.Code, &m
+	}
+}
+
+func (b *Broker) findCoordinator(_ context.Context, cc *listener.ConnContext, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keyType := req.CoordinatorType
+	if req.Version == 0 {
+		keyType = coordinatorGroup
+	}
+	if req.Version < 4 {
+		resp.NodeID, resp.Host, resp.Port, resp.ErrorCode, resp.ErrorMessage = b.coordinator(cc, keyType)
+		return resp, nil
+	}
+	resp.Coordinators = make([]kmsg.FindCoordinatorResponseCoordinator, 0, len(req.CoordinatorKeys))
+	for _, key := range req.CoordinatorKeys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key = key
+		c.NodeID, c.Host, c.Port, c.ErrorCode, c.ErrorMessage = b.coordinator(cc, keyType)
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	return resp, nil
+}

@@ -1,0 +1,143 @@
+package broker
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+)
+
+// gateway is a broker behind a real listener, optionally bridged to an in-memory Iggy server.
+type gateway struct {
+	t      *testing.T
+	b      *Broker
+	srv    *listener.Server
+	addr   string
+	iggy   *iggy.Client // nil without bridge
+	config *config.Config
+}
+
+type gatewayOpts struct {
+	bridge bool
+	env    []string
+	// wrap lets a test put a fault-injecting iggy.API between broker and client.
+	wrap func(iggy.API) iggy.API
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func startGateway(t *testing.T, o gatewayOpts) *gateway {
+	t.Helper()
+	env := append([]string{"IGGY_KAFKA_BIND_ADDR=127.0.0.1:0"}, o.env...)
+	cfg, err := config.Load(nil, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateway{t: t, config: cfg}
+	opts := Options{Config: cfg, Logger: testLogger(t), ClusterID: ClusterID("test")}
+	if o.bridge {
+		ms, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ms.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cl, err := iggy.Dial(ctx, iggy.Config{Addr: ms.Addr(), Username: "iggy", Password: "iggy", PoolSize: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cl.Close() })
+		g.iggy = cl
+		opts.Iggy = cl
+		if o.wrap != nil {
+			opts.Iggy = o.wrap(cl)
+		}
+	}
+	g.b, err = New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", cfg.Listeners[0].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.addr = ln.Addr().String()
+	g.b.SetAdvertisedPort(cfg.Listeners[0].Name, ln.Addr().(*net.TCPAddr).Port)
+	l := cfg.Limits
+	g.srv = listener.New(listener.Config{
+		Name: cfg.Listeners[0].Name, Dispatcher: g.b, Logger: opts.Logger,
+		MaxFrameSize: l.MaxFrameSize, MaxConnections: l.MaxConnections, MaxInFlight: l.MaxInFlight,
+		IdleTimeout: l.IdleTimeout, ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout,
+	})
+	done := make(chan error, 1)
+	go func() { done <- g.srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		g.srv.Shutdown(ctx)
+		<-done
+	})
+	return g
+}
+
+// kafka returns a franz-go client and admin client connected to the gateway.
+func (g *gateway) kafka(opts ...kgo.Opt) (*kgo.Client, *kadm.Client) {
+	g.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(g.addr), kgo.MetadataMinAge(10 * time.Millisecond)}, opts...)...)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.t.Cleanup(cl.Close)
+	return cl, kadm.NewClient(cl)
+}
+
+// mkTopic creates an Iggy topic directly (as a native Iggy tool would).
+func (g *gateway) mkTopic(stream, topic string, partitions uint32) {
+	g.t.Helper()
+	ctx := context.Background()
+	if _, err := g.iggy.GetStream(ctx, iggy.Name(stream)); err != nil {
+		if _, err := g.iggy.CreateStream(ctx, stream); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+	if _, err := g.iggy.CreateTopic(ctx, iggy.Name(stream), topic, partitions, iggy.TopicOptions{}); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func hostPort(t *testing.T, addr string) (string, int32) {
+	t.Helper()
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, int32(port)
+}

@@ -1,0 +1,40 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+)
+
+func init() {
+	register(kmsg.InitProducerID, route{
+		serve:      typed((*Broker).initProducerID),
+		concurrent: true,
+		invalid: func(req kmsg.Request) kmsg.Response {
+			resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return resp
+		},
+	})
+}
+
+// initProducerID allocates a fresh producer id with epoch 0, as Kafka does for every
+// non-transactional request (an existing id and epoch in the request are not bumped: Kafka
+// only does that for transactional producers). Transactions are not supported: a
+// transactional id gets UNSUPPORTED_VERSION, which Java treats as fatal (transactional clients
+// normally stop earlier, at FindCoordinator). Works without the bridge: nothing is stored.
+func (b *Broker) initProducerID(_ context.Context, cc *listener.ConnContext, req *kmsg.InitProducerIDRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	if req.TransactionalID != nil && *req.TransactionalID != "" {
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		resp.ProducerID, resp.ProducerEpoch = -1, -1
+		b.log.Info("refused transactional producer", "conn", cc.ID, "client_id", cc.ClientID(), "transactional_id", *req.TransactionalID)
+		return resp, nil
+	}
+	resp.ProducerID = b.producers.Next()
+	resp.ProducerEpoch = 0
+	return resp, nil
+}

@@ -1,0 +1,139 @@
+package broker
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+func init() {
+	// Metadata has no error field before v13: an undecodable request closes the connection.
+	// Concurrent: auto-creation is idempotent, and only other concurrent requests may overlap.
+	register(kmsg.Metadata, route{serve: typed((*Broker).metadata), concurrent: true})
+}
+
+// metadata lists this gateway as the only broker, leader of every partition, and the topics
+// the client asked for (all visible topics for a null list, or an empty one at v0).
+func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *kmsg.MetadataRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	ep := b.endpointFor(cc)
+	br := kmsg.NewMetadataResponseBroker()
+	br.NodeID, br.Host, br.Port = b.nodeID(), ep.host, ep.port
+	resp.Brokers = []kmsg.MetadataResponseBroker{br}
+	resp.ClusterID = &b.clusterID
+	resp.ControllerID = b.nodeID()
+
+	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+		topics, err := b.allTopics(ctx)
+		if err != nil {
+			// No error field to report it in, and an empty list would tell clients every topic
+			// is gone: close, the client reconnects and asks again.
+			return nil, fmt.Errorf("list topics: %w", err)
+		}
+		resp.Topics = topics
+		return resp, nil
+	}
+	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	seen := make(map[string]bool, len(req.Topics))
+	for _, rt := range req.Topics {
+		if rt.Topic == nil {
+			// Lookup by topic id (v10+): the gateway has no topic ids.
+			t := kmsg.NewMetadataResponseTopic()
+			t.TopicID = rt.TopicID
+			t.ErrorCode = kerr.UnknownTopicID.Code
+			resp.Topics = append(resp.Topics, t)
+			continue
+		}
+		if seen[*rt.Topic] {
+			continue
+		}
+		seen[*rt.Topic] = true
+		resp.Topics = append(resp.Topics, b.describeTopic(ctx, cc, *rt.Topic, autoCreate))
+	}
+	return resp, nil
+}
+
+// describeTopic resolves one named topic, creating it when allowed.
+func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, name string, autoCreate bool) kmsg.MetadataResponseTopic {
+	t := kmsg.NewMetadataResponseTopic()
+	t.Topic = &name
+	if err := topicmap.ValidateKafkaName(name); err != nil {
+		t.ErrorCode = kerr.InvalidTopicException.Code
+		return t
+	}
+	if b.bridgeOff() {
+		t.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		return t
+	}
+	r, err := b.topics.Resolve(ctx, name)
+	if isNotFound(err) && autoCreate {
+		r, err = b.createTopic(ctx, name, uint32(b.cfg.AutoCreatePartitions), iggy.TopicOptions{})
+	}
+	if err != nil {
+		t.ErrorCode = topicErrorCode(err)
+		if !isNotFound(err) {
+			b.log.Warn("metadata: topic lookup failed", "conn", cc.ID, "topic", name, "kafka_error", t.ErrorCode, "err", err)
+		}
+		return t
+	}
+	t.Partitions = b.partitionsMetadata(r.Partitions)
+	return t
+}
+
+// allTopics lists every Iggy topic that a Kafka name resolves to, in the default stream and
+// the streams of the topic map. Missing streams list nothing.
+func (b *Broker) allTopics(ctx context.Context) ([]kmsg.MetadataResponseTopic, error) {
+	if b.bridgeOff() {
+		return nil, nil
+	}
+	m := b.topics.Map()
+	var out []kmsg.MetadataResponseTopic
+	for _, stream := range m.Streams() {
+		topics, err := b.iggy.GetTopics(ctx, iggy.Name(stream))
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range topics {
+			name, ok := m.KafkaName(stream, it.Name)
+			if !ok {
+				continue
+			}
+			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount})
+			t := kmsg.NewMetadataResponseTopic()
+			t.Topic = &name
+			t.Partitions = b.partitionsMetadata(it.PartitionsCount)
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(x, y kmsg.MetadataResponseTopic) int { return cmp.Compare(*x.Topic, *y.Topic) })
+	return out, nil
+}
+
+// partitionsMetadata describes n partitions led by this gateway. The leader epoch is -1
+// (unknown): the gateway has no leader epochs, and -1 makes clients skip epoch validation
+// (OffsetForLeaderEpoch is not served).
+func (b *Broker) partitionsMetadata(n uint32) []kmsg.MetadataResponseTopicPartition {
+	node := b.nodeID()
+	out := make([]kmsg.MetadataResponseTopicPartition, n)
+	for i := range out {
+		p := kmsg.NewMetadataResponseTopicPartition()
+		p.Partition = int32(i)
+		p.Leader = node
+		p.LeaderEpoch = -1
+		p.Replicas = []int32{node}
+		p.ISR = []int32{node}
+		out[i] = p
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+// createTopic creates the Iggy topic behind a Kafka topic (and its stream when missing), and
+// returns it resolved. A topic created concurrently by someone else counts as created.
+func (b *Broker) createTopic(ctx context.Context, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
+	t := b.topics.Map().Resolve(kafkaTopic)
+	topic, err := b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
+	if isNotFound(err) {
+		if _, serr := b.iggy.CreateStream(ctx, t.Stream); serr != nil && !iggy.IsCode(serr, iggy.CodeStreamNameAlreadyExists) {
+			return topicmap.Resolved{}, fmt.Errorf("create stream %q: %w", t.Stream, serr)
+		}
+		topic, err = b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
+	}
+	if iggy.IsCode(err, iggy.CodeTopicNameAlreadyExists) {
+		b.topics.Invalidate(kafkaTopic)
+		return b.topics.Resolve(ctx, kafkaTopic)
+	}
+	if err != nil {
+		return topicmap.Resolved{}, fmt.Errorf("create topic %q in stream %q: %w", t.Topic, t.Stream, err)
+	}
+	r := topicmap.Resolved{Kafka: kafkaTopic, Target: t, TopicID: topic.ID, Partitions: topic.PartitionsCount}
+	b.topics.Store(r)
+	b.log.Info("created topic", "topic", kafkaTopic, "iggy_stream", t.Stream, "iggy_topic", t.Topic, "partitions", topic.PartitionsCount)
+	return r, nil
+}
