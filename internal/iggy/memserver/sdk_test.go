@@ -11,7 +11,8 @@ import (
 
 // TestOfficialPythonSDK runs the official Iggy Python SDK (sdktest/sdk_fidelity.py) against
 // the server: where the two disagree, the SDK is right. The SDK is looked for in $IGGY_PYTHON,
-// then in <repo>/.cache/pyiggy (sdktest/setup.sh installs it there), then in python3 on PATH.
+// then in the project's test venv <repo>/.cache/venv (sdktest/setup.sh installs it there),
+// then in python3 on PATH.
 // Without it the test skips, unless IGGYGW_E2E_REQUIRED=1 (as in CI), where it fails.
 func TestOfficialPythonSDK(t *testing.T) {
 	python := findSDKPython(t)
@@ -28,7 +29,7 @@ func TestOfficialPythonSDK(t *testing.T) {
 
 func findSDKPython(t *testing.T) string {
 	t.Helper()
-	candidates := []string{os.Getenv("IGGY_PYTHON"), filepath.Join("..", "..", "..", ".cache", "pyiggy", "bin", "python3"), "python3"}
+	candidates := []string{os.Getenv("IGGY_PYTHON"), filepath.Join("..", "..", "..", ".cache", "venv", "bin", "python3"), "python3"}
 	for _, c := range candidates {
 		if c == "" {
 			continue
