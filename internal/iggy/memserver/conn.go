@@ -11,7 +11,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 )
 
-// keptBodyBuffer is the largest request buffer a connection keeps between requests.
+// keptBodyBuffer is the largest request or reply buffer a connection keeps between requests.
 const keptBodyBuffer = 4 << 20
 
 // conn serves one client connection: it reads one request at a time (clients are lockstep)
@@ -87,8 +87,12 @@ func (c *conn) serve() {
 		if !c.handle(&h, body) {
 			return
 		}
+		// Do not pin large buffers on a connection after one big request or reply.
 		if cap(c.body) > keptBodyBuffer {
-			c.body = nil // do not pin a large buffer on a connection that sent one big frame
+			c.body = nil
+		}
+		if cap(c.out) > keptBodyBuffer {
+			c.out = nil
 		}
 	}
 }

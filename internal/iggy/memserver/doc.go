@@ -21,7 +21,17 @@
 //   - request deduplication by (client, request) is not implemented: a replayed metadata
 //     request is applied again;
 //   - the heartbeat verifier (StaleClient eviction) is optional and off unless
-//     Config.HeartbeatInterval is set.
+//     Config.HeartbeatInterval is set;
+//   - TopicHeader option blocks are sent empty (the fixed expiry, size and compression fields
+//     carry the settings);
+//   - GetStats, GetSnapshot, GetClient(s), DescribeOptions and DeleteSegments answer
+//     FeatureUnavailable (5).
+//
+// Where the real server would leave a client hanging, this one answers: a frame whose header
+// breaks the request rules closes the connection (the real server drops it silently), and a
+// SendMessages whose batch does not verify gets its error code as status (4027 frame checksum,
+// 4039 batch checksum, 4 otherwise) instead of no reply. Frames must number their messages
+// 0..n-1 in offset_delta, as every SDK does.
 //
 // One goroutine serves each connection; all state sits behind one mutex.
 package memserver
