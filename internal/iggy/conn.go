@@ -47,7 +47,7 @@ type Conn struct {
 	hdr     [wire.HeaderSize]byte
 	closed  bool
 
-	stopPing  chan struct{}
+	stopPing  context.CancelFunc // ends the ping loop and any ping it is running
 	pingDone  chan struct{}
 	closeOnce sync.Once
 }
@@ -75,8 +75,10 @@ func dialConn(ctx context.Context, cfg *Config) (*Conn, error) {
 		return nil, err
 	}
 	if cfg.PingInterval > 0 {
-		cn.stopPing, cn.pingDone = make(chan struct{}), make(chan struct{})
-		go cn.pingLoop()
+		var pingCtx context.Context
+		pingCtx, cn.stopPing = context.WithCancel(context.Background())
+		cn.pingDone = make(chan struct{})
+		go cn.pingLoop(pingCtx)
 	}
 	return cn, nil
 }
@@ -125,7 +127,7 @@ func (cn *Conn) UserID() uint32 {
 func (cn *Conn) Close() error {
 	cn.closeOnce.Do(func() {
 		if cn.stopPing != nil {
-			close(cn.stopPing)
+			cn.stopPing()
 			<-cn.pingDone
 		}
 		cn.sem <- struct{}{}
@@ -141,16 +143,16 @@ func (cn *Conn) Close() error {
 	return nil
 }
 
-func (cn *Conn) pingLoop() {
+func (cn *Conn) pingLoop(stop context.Context) {
 	defer close(cn.pingDone)
 	t := time.NewTicker(cn.cfg.PingInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-cn.stopPing:
+		case <-stop.Done():
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), max(cn.cfg.PingInterval, DefaultPingInterval))
+			ctx, cancel := context.WithTimeout(stop, max(cn.cfg.PingInterval, DefaultPingInterval))
 			_ = cn.Ping(ctx) // a failure drops the connection; the next call or ping reconnects
 			cancel()
 		}
