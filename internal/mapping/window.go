@@ -45,6 +45,19 @@ func WindowOf(recs *kbatch.Records) Window {
 	return NewWindow(least)
 }
 
+// Join returns the window for one Iggy send that carries the records of both windows'
+// batches: the one that starts earlier. Records of the later batch that fall past its end are
+// clamped like any other.
+func (w Window) Join(o Window) Window {
+	switch {
+	case !w.bounded:
+		return o
+	case !o.bounded || w.start <= o.start:
+		return w
+	}
+	return o
+}
+
 // exactMicros converts a Kafka timestamp to µs when the result reads back as the same
 // timestamp: positive and without overflow. 0 ms is excluded because an origin of 0 reads
 // back as "no timestamp".
