@@ -101,7 +101,10 @@ var gzipPool = sync.Pool{New: func() any { return new(gzipReader) }}
 
 func gunzip(dst, src []byte, limit int) ([]byte, error) {
 	r := gzipPool.Get().(*gzipReader)
-	defer gzipPool.Put(r)
+	defer func() {
+		r.src.Reset(nil) // a pooled reader must not pin the request's bytes
+		gzipPool.Put(r)
+	}()
 	r.src.Reset(src)
 	if err := r.zr.Reset(&r.src); err != nil {
 		return dst, corrupt("gzip: %v", err)
@@ -118,7 +121,10 @@ var lz4Pool = sync.Pool{New: func() any { return &lz4Reader{zr: lz4.NewReader(ni
 
 func unlz4(dst, src []byte, limit int) ([]byte, error) {
 	r := lz4Pool.Get().(*lz4Reader)
-	defer lz4Pool.Put(r)
+	defer func() {
+		r.src.Reset(nil)
+		lz4Pool.Put(r)
+	}()
 	r.src.Reset(src)
 	r.zr.Reset(&r.src)
 	return readBounded(dst, r.zr, limit, 4*len(src))
