@@ -46,7 +46,7 @@ func testLogger(t *testing.T) *slog.Logger {
 func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	t.Helper()
 	env := append([]string{"IGGY_KAFKA_BIND_ADDR=127.0.0.1:0"}, o.env...)
-	cfg, err := config.Load(nil, env, io.Discard)
+	cfg, err := config.Load(nil, env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,15 +114,16 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil
 // Reveal returns the secret for the one place that needs it (the Iggy login).
 func (s Secret) Reveal() string { return string(s) }
 
-// ErrHelp is returned by Load when --help or -h was given; the usage was written to out.
+// ErrHelp is returned by Load when --help or -h was given.
 var ErrHelp = flag.ErrHelp
 
 // errBadForm is returned by setting parsers; Load turns it into a message naming the variable.
 var errBadForm = errors.New("bad form")
 
 // Load builds the configuration from args (without the program name) and environ (KEY=VALUE
-// entries, as os.Environ returns them). Usage and flag errors are written to out.
-func Load(args, environ []string, out io.Writer) (*Config, error) {
+// entries, as os.Environ returns them). It returns ErrHelp for --help; the caller prints
+// WriteUsage.
+func Load(args, environ []string) (*Config, error) {
 	c := &Config{}
 	explicit := make(map[string]bool)
 	for _, s := range settings {
@@ -133,7 +134,7 @@ func Load(args, environ []string, out io.Writer) (*Config, error) {
 	if err := applyEnv(c, environ, explicit); err != nil {
 		return nil, err
 	}
-	if err := applyFlags(c, args, out, explicit); err != nil {
+	if err := applyFlags(c, args, explicit); err != nil {
 		return nil, err
 	}
 	if err := c.validate(explicit); err != nil {
@@ -230,13 +231,13 @@ func (f flagValue) Set(v string) error {
 	return nil
 }
 
-func applyFlags(c *Config, args []string, out io.Writer, explicit map[string]bool) error {
+func applyFlags(c *Config, args []string, explicit map[string]bool) error {
 	fs := flag.NewFlagSet("iggy-gateway-kafka", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs.SetOutput(io.Discard) // errors are returned; the caller prints usage for --help
+	fs.Usage = func() {}
 	for _, s := range settings {
 		fs.Var(flagValue{s: s, c: c, explicit: explicit}, s.flag(), s.usage)
 	}
-	fs.Usage = func() { writeUsage(out) }
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -246,7 +247,8 @@ func applyFlags(c *Config, args []string, out io.Writer, explicit map[string]boo
 	return nil
 }
 
-func writeUsage(out io.Writer) {
+// WriteUsage writes the --help text: every setting with its variable, form and default.
+func WriteUsage(out io.Writer) {
 	fmt.Fprintf(out, "Usage: iggy-gateway-kafka [flags]\n\n")
 	fmt.Fprintf(out, "A Kafka wire-protocol gateway that stores data in Apache Iggy.\n")
 	fmt.Fprintf(out, "Every flag has an environment variable; flags win. Reference: docs/CONFIGURATION.md.\n\n")
@@ -261,9 +263,6 @@ func writeUsage(out io.Writer) {
 		fmt.Fprintf(out, "  --%s  %s\n      %s\n      accepted: %s; default: %s\n", s.flag(), s.env(), s.usage, s.form, def)
 	}
 }
-
-// WriteUsage writes the --help text.
-func WriteUsage(out io.Writer) { writeUsage(out) }
 
 func valueError(where string, s *setting, v string, err error) error {
 	shown := fmt.Sprintf("%q", v)

@@ -13,8 +13,7 @@ import (
 
 func load(t *testing.T, args []string, env ...string) (*Config, error) {
 	t.Helper()
-	var out bytes.Buffer
-	return Load(args, env, &out)
+	return Load(args, env)
 }
 
 func TestDefaults(t *testing.T) {
@@ -191,6 +190,7 @@ func TestUnsupportedFeaturesStopStartup(t *testing.T) {
 		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=DEFAULT",
 		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
 		"IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true",
+		"IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9100",
 	} {
 		_, err := load(t, nil, env)
 		name, _, _ := strings.Cut(env, "=")
@@ -250,11 +250,11 @@ func TestTopicMapFile(t *testing.T) {
 }
 
 func TestHelpListsEverySetting(t *testing.T) {
-	var out bytes.Buffer
-	_, err := Load([]string{"--help"}, nil, &out)
-	if !errors.Is(err, ErrHelp) {
+	if _, err := Load([]string{"--help"}, nil); !errors.Is(err, ErrHelp) {
 		t.Fatalf("err = %v, want ErrHelp", err)
 	}
+	var out bytes.Buffer
+	WriteUsage(&out)
 	help := out.String()
 	for _, s := range settings {
 		for _, want := range []string{"--" + s.flag(), s.env()} {

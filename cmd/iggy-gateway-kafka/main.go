@@ -1,0 +1,22 @@
+// Command iggy-gateway-kafka serves the Kafka wire protocol and stores data in Apache Iggy.
+//
+// Startup: configuration → logging → (dev mode: in-memory Iggy) → bridge to Iggy → Kafka
+// listeners. SIGTERM or SIGINT stops accepting, drains in-flight requests up to the drain
+// timeout, closes the Iggy sessions and exits 0; a second signal exits at once.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal gets the default behaviour: exit now
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
