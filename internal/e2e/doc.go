@@ -1,0 +1,30 @@
+// Package e2e runs real Kafka clients against the compiled gateway and checks the data they
+// get back (keys, values, headers, timestamps, offsets), not just their exit codes.
+//
+// One harness serves every client family: it builds cmd/iggy-gateway-kafka once, starts the
+// in-memory Iggy server in-process (or uses IGGY_TEST_ADDR, IGGY_TEST_USERNAME,
+// IGGY_TEST_PASSWORD), starts the gateway on a free loopback port, waits for an ApiVersions
+// round trip and shares that gateway across scenarios. Gateway output is captured and printed
+// for any scenario that fails.
+//
+// Client families and what they need on the machine (scripts/install-test-deps.sh installs
+// all of it):
+//
+//	java      e2e/bin/kafka-*.sh wrappers over e2e/java/lib (Kafka tools from Maven Central), java
+//	kcat      kcat in PATH (Debian package)
+//	python    confluent-kafka in the virtualenv .cache/venv
+//	kafkajs   e2e/node/node_modules (npm ci), node
+//	franz-go, sarama, kafka-go: Go modules, always available
+//
+// Environment:
+//
+//	IGGYGW_E2E_REQUIRED=1     a missing client fails its test instead of skipping it (CI).
+//	IGGYGW_E2E_RESULTS=FILE   write every scenario's outcome as JSON (read by cmd/compat-report).
+//	IGGYGW_E2E_RUN_PENDING=1  also run scenarios whose gateway feature is listed as pending.
+//	IGGYGW_E2E_BOOTSTRAP=H:P  run the scenarios against an already running Kafka-protocol
+//	                          endpoint instead of starting the gateway (used to check that a
+//	                          scenario's expectations hold against Apache Kafka itself).
+//
+// Scenarios whose gateway feature has not landed yet are gated in one place, pendingFeatures
+// in features.go; they are reported as skipped with the reason.
+package e2e

@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+)
+
+// iggyBackend is the Iggy server the harness's gateways bridge to: the in-memory server
+// started in-process, or a real server named by IGGY_TEST_ADDR.
+type iggyBackend struct {
+	target iggyTarget
+	server *memserver.Server // nil for a real server
+
+	mu     sync.Mutex
+	client *iggy.Client // dialed on first use
+}
+
+func startIggyBackend() (*iggyBackend, error) {
+	if addr := os.Getenv("IGGY_TEST_ADDR"); addr != "" {
+		user, pass := os.Getenv("IGGY_TEST_USERNAME"), os.Getenv("IGGY_TEST_PASSWORD")
+		if user == "" || pass == "" {
+			return nil, errors.New("IGGY_TEST_ADDR is set: IGGY_TEST_USERNAME and IGGY_TEST_PASSWORD are required too")
+		}
+		return &iggyBackend{target: iggyTarget{addr: addr, username: user, password: pass}}, nil
+	}
+	const user, pass = "iggy", "iggy"
+	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: user, RootPassword: pass})
+	if err != nil {
+		return nil, fmt.Errorf("start in-memory Iggy server: %w", err)
+	}
+	return &iggyBackend{target: iggyTarget{addr: srv.Addr(), username: user, password: pass}, server: srv}, nil
+}
+
+func (b *iggyBackend) describe() string {
+	if b.server != nil {
+		return "in-memory Iggy server at " + b.target.addr
+	}
+	return "real Iggy server at " + b.target.addr + " (IGGY_TEST_ADDR)"
+}
+
+// iggyClient returns the harness's own Iggy connection, dialing it on first use.
+func (b *iggyBackend) iggyClient(ctx context.Context) (*iggy.Client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client != nil {
+		return b.client, nil
+	}
+	c, err := iggy.Dial(ctx, iggy.Config{Addr: b.target.addr, Username: b.target.username, Password: b.target.password})
+	if err != nil {
+		return nil, fmt.Errorf("dial Iggy at %s: %w", b.target.addr, err)
+	}
+	b.client = c
+	return c, nil
+}
+
+// createTopic creates stream/name natively in Iggy, creating the stream first if needed.
+func (b *iggyBackend) createTopic(ctx context.Context, name string, partitions int) error {
+	c, err := b.iggyClient(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := c.GetStream(ctx, iggy.Name(kafkaStream)); err != nil {
+		if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
+			return err
+		}
+		if _, err := c.CreateStream(ctx, kafkaStream); err != nil && !iggy.IsCode(err, iggy.CodeStreamNameAlreadyExists) {
+			return err
+		}
+	}
+	_, err = c.CreateTopic(ctx, iggy.Name(kafkaStream), name, uint32(partitions), iggy.TopicOptions{})
+	return err
+}
+
+func (b *iggyBackend) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client != nil {
+		b.client.Close()
+		b.client = nil
+	}
+	if b.server != nil {
+		done := make(chan struct{})
+		go func() { b.server.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			fmt.Println("e2e: in-memory Iggy server did not close within 10 s")
+		}
+	}
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Installs the real Kafka clients the end-to-end tests (internal/e2e) run, each from its own
+# registry at the version pinned in this repository:
+#   Java   Apache Kafka tools + clients (e2e/java/pom.xml, Maven Central) -> e2e/java/lib
+#   kcat   Debian package                                                -> PATH
+#   Python confluent-kafka, apache-iggy (e2e/python/requirements.txt)    -> .cache/venv
+#   Node   kafkajs (e2e/node/package.json + package-lock.json, npm ci)   -> e2e/node/node_modules
+#   Go     franz-go, sarama, kafka-go (go.mod)                           -> Go module cache
+# Idempotent: a step whose pinned inputs did not change since it last succeeded is skipped.
+# Downloads are cached in the usual places (~/.m2, ~/.cache/pip, ~/.npm, the Go module cache).
+#
+# Afterwards put the virtualenv first in PATH so tests that run `python3` get the pinned
+# packages:   export PATH="$PWD/.cache/venv/bin:$PATH"
+# (`make test` and .ci/run do this.)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+secs_since() { local ms=$(($(now_ms) - $1)); printf '%d.%ds' $((ms / 1000)) $((ms % 1000 / 100)); }
+step_start=0
+step() { step_start=$(now_ms); printf '==> %s\n' "$*"; }
+done_step() { printf '    done in %s%s\n' "$(secs_since "$step_start")" "${1:+ ($1)}"; }
+
+apt_updated=""
+apt_install() {
+  if [ -z "$apt_updated" ]; then
+    $sudo apt-get update -qq
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# need CMD DEBIAN-PACKAGE: install the package when the command is missing.
+need() {
+  if ! command -v "$1" >/dev/null 2>&1; then
+    echo "    $1 not found: installing Debian package $2"
+    apt_install "$2"
+  fi
+}
+
+# stamp_ok DIR INPUT...: whether DIR/.iggygw-stamp records the current hash of the inputs.
+stamp_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+stamp_ok() { local dir=$1; shift; [ -f "$dir/.iggygw-stamp" ] && [ "$(cat "$dir/.iggygw-stamp")" = "$(stamp_of "$@")" ]; }
+stamp_write() { local dir=$1; shift; stamp_of "$@" >"$dir/.iggygw-stamp"; }
+
+total_start=$(now_ms)
+
+step "Java: Kafka tools and clients from Maven Central (e2e/java/pom.xml)"
+need java openjdk-17-jre-headless
+need mvn maven
+lib=e2e/java/lib
+if stamp_ok "$lib" e2e/java/pom.xml && compgen -G "$lib/kafka-tools-*.jar" >/dev/null; then
+  done_step "up to date"
+else
+  rm -rf "$lib"
+  log=$(mktemp)
+  if ! mvn -B -Dstyle.color=never -f e2e/java/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$repo/$lib" -DincludeScope=runtime >"$log" 2>&1; then
+    cat "$log"
+    exit 1
+  fi
+  rm -f "$log"
+  stamp_write "$lib" e2e/java/pom.xml
+  done_step "$(ls "$lib" | grep -c '\.jar$') jars"
+fi
+
+step "kcat (Debian)"
+need kcat kcat
+done_step "$(kcat -V 2>&1 | grep -o 'Version [^ ]*' | head -1)"
+
+step "Python: virtualenv .cache/venv (e2e/python/requirements.txt)"
+need python3 python3
+venv=.cache/venv
+if stamp_ok "$venv" e2e/python/requirements.txt && [ -x "$venv/bin/python" ]; then
+  done_step "up to date"
+else
+  rm -rf "$venv"
+  mkdir -p .cache
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: -r e2e/python/requirements.txt
+  stamp_write "$venv" e2e/python/requirements.txt
+  done_step "$("$venv/bin/pip" freeze --disable-pip-version-check | tr '\n' ' ')"
+fi
+
+step "Node: kafkajs (npm ci in e2e/node)"
+need node nodejs
+need npm npm
+modules=e2e/node/node_modules
+if stamp_ok "$modules" e2e/node/package-lock.json; then
+  done_step "up to date"
+else
+  (cd e2e/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  stamp_write "$modules" e2e/node/package-lock.json
+  done_step "kafkajs $(node -p 'require("./e2e/node/node_modules/kafkajs/package.json").version')"
+fi
+
+step "Go: modules (go.mod)"
+go mod download
+done_step
+
+echo "==> all test dependencies installed in $(secs_since "$total_start")"
