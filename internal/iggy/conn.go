@@ -430,8 +430,11 @@ func (cn *Conn) readReply(name string, op uint8, reqNo uint64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rh.Request != reqNo || rh.Operation != op {
-		return nil, fmt.Errorf("iggy %s: reply to request %d op %d, want request %d op %d", name, rh.Request, rh.Operation, reqNo, op)
+	// Only the request number correlates: the server may answer under the internal
+	// operation it rewrote the request to (CreateTopic 132 comes back as 64,
+	// CreateTopicWithAssignments).
+	if rh.Request != reqNo {
+		return nil, fmt.Errorf("iggy %s: reply to request %d, want %d", name, rh.Request, reqNo)
 	}
 	if rh.Status != 0 {
 		e := &Error{Code: rh.Status, Op: name}
