@@ -1,0 +1,18 @@
+// Package offsets stores Kafka committed offsets (OffsetCommit, OffsetFetch, OffsetDelete,
+// DeleteGroups) in Iggy through a coordinator log, so that they survive gateway restarts and
+// round-trip exactly: offset 0, metadata string and leader epoch included (Iggy's own
+// consumer-offset API can do none of those).
+//
+// The log is an internal Iggy topic with 16 partitions in a reserved stream; a group's records
+// go to partition PartitionFor(group). Records are commits, offset deletions, group deletions,
+// group generations and periodic checkpoints (a full snapshot of one log partition). The
+// current view is kept in memory and rebuilt at startup from the latest checkpoint plus the
+// records after it, so startup time does not grow with the age of the log. A write is
+// acknowledged only after the log append succeeded; reads are served from memory. The format
+// is documented in docs/COORDINATOR-LOG.md.
+//
+// Corrupt or unknown records stop Load with an error naming the log partition and offset,
+// unless Config.SkipCorrupt is set (an operator's recovery switch): then they are skipped
+// with an error log each, and a corrupt checkpoint falls back to replaying the partition from
+// its start.
+package offsets

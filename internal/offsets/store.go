@@ -1,0 +1,257 @@
+package offsets
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Config configures a Store. Start from DefaultConfig.
+type Config struct {
+	Log    Log
+	Logger *slog.Logger
+	Now    func() time.Time
+
+	// CheckpointEvery is how many records a log partition may receive after its latest
+	// checkpoint before the store writes a new one; it bounds what startup replays.
+	CheckpointEvery int
+	// MaxRecordBytes bounds one log record; larger commits and checkpoints are split.
+	MaxRecordBytes int
+	// MaxMetadataBytes is Kafka's offset.metadata.max.bytes: longer commit metadata is refused
+	// with OFFSET_METADATA_TOO_LARGE.
+	MaxMetadataBytes int
+	// ReadBatch is how many records one log read asks for during Load.
+	ReadBatch int
+	// MaxNameBytes bounds group and topic names (INVALID_GROUP_ID, UNKNOWN_TOPIC_OR_PARTITION).
+	MaxNameBytes int
+	// SkipCorrupt makes Load skip records it cannot decode (logging each) instead of failing.
+	SkipCorrupt bool
+}
+
+// DefaultConfig returns the default configuration over log.
+func DefaultConfig(log Log) Config {
+	return Config{
+		Log:              log,
+		Logger:           slog.Default(),
+		Now:              time.Now,
+		CheckpointEvery:  1000,
+		MaxRecordBytes:   256 << 10,
+		MaxMetadataBytes: 4096,
+		ReadBatch:        64,
+		MaxNameBytes:     255,
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Log == nil || c.Log.Partitions() <= 0 {
+		errs = append(errs, errors.New("Log is nil or has no partitions"))
+	}
+	if c.Logger == nil || c.Now == nil {
+		errs = append(errs, errors.New("Logger and Now must be set"))
+	}
+	if c.CheckpointEvery <= 0 || c.ReadBatch <= 0 {
+		errs = append(errs, errors.New("CheckpointEvery and ReadBatch must be > 0"))
+	}
+	if c.MaxMetadataBytes < 0 || c.MaxMetadataBytes > 32<<10 {
+		errs = append(errs, fmt.Errorf("MaxMetadataBytes %d is outside [0, 32768]", c.MaxMetadataBytes))
+	}
+	if c.MaxNameBytes <= 0 || c.MaxNameBytes > 1024 {
+		errs = append(errs, fmt.Errorf("MaxNameBytes %d is outside [1, 1024]", c.MaxNameBytes))
+	}
+	// Any single entry (a partition with the largest metadata, under the longest names) must
+	// fit in a record.
+	if c.MaxRecordBytes < 64<<10 {
+		errs = append(errs, fmt.Errorf("MaxRecordBytes %d is below 65536", c.MaxRecordBytes))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("offsets: invalid config: %w", err)
+	}
+	return nil
+}
+
+// Store is the committed-offset store. It is safe for concurrent use. Until Load has
+// succeeded every operation answers COORDINATOR_LOAD_IN_PROGRESS.
+type Store struct {
+	cfg    Config
+	log    Log
+	parts  []*partition
+	loaded atomic.Bool
+	closed atomic.Bool
+}
+
+// partition is one coordinator-log partition and the view of the groups that hash to it.
+type partition struct {
+	id int
+
+	writeMu         sync.Mutex // serializes appends; held across log I/O
+	checkpoint      uint64     // first record of the latest complete checkpoint; guarded by writeMu
+	sinceCheckpoint int        // records appended after it; guarded by writeMu
+
+	mu     sync.RWMutex // guards groups; never held across I/O
+	groups view
+}
+
+// New returns a Store over cfg.Log. Call Load before using it.
+func New(cfg Config) (*Store, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: cfg, log: cfg.Log}
+	for i := range cfg.Log.Partitions() {
+		s.parts = append(s.parts, &partition{id: i, checkpoint: NoCheckpoint, groups: make(view)})
+	}
+	return s, nil
+}
+
+// PartitionFor returns the coordinator-log partition of group among n partitions: FNV-1a
+// (32 bit) of the group id modulo n. It must never change: it decides where a group's
+// records live.
+func PartitionFor(group string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(group))
+	return int(h.Sum32() % uint32(n))
+}
+
+func (s *Store) partitionOf(group string) *partition {
+	return s.parts[PartitionFor(group, len(s.parts))]
+}
+
+// ready returns the error every operation answers before Load and after Close.
+func (s *Store) ready() error {
+	switch {
+	case s.closed.Load():
+		return kerr.CoordinatorNotAvailable
+	case !s.loaded.Load():
+		return kerr.CoordinatorLoadInProgress
+	}
+	return nil
+}
+
+func (s *Store) checkGroup(group string) error {
+	if err := s.ready(); err != nil {
+		return err
+	}
+	if len(group) > s.cfg.MaxNameBytes {
+		return kerr.InvalidGroupID
+	}
+	return nil
+}
+
+// ErrorCode returns the Kafka error code for an error returned by the store: 0 for nil, the
+// code of a wrapped *kerr.Error, else UNKNOWN_SERVER_ERROR.
+func ErrorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// appendLocked writes recs to p's log partition and, once the append succeeded, applies them
+// to the view. The caller holds p.writeMu.
+func (s *Store) appendLocked(ctx context.Context, p *partition, recs ...Record) error {
+	now := s.cfg.Now().UnixMilli()
+	var data [][]byte
+	for i := range recs {
+		recs[i].Checkpoint = p.checkpoint
+		recs[i].Time = now
+		data = append(data, s.encodeSplit(&recs[i])...)
+	}
+	if _, err := s.log.Append(ctx, p.id, data); err != nil {
+		s.cfg.Logger.Error("coordinator log append failed", "partition", p.id, "err", err)
+		// Whether the append happened is unknown; either way nothing was acknowledged.
+		return fmt.Errorf("offsets: append to coordinator log partition %d: %w: %w", p.id, kerr.CoordinatorLoadInProgress, err)
+	}
+	p.mu.Lock()
+	for i := range recs {
+		p.groups.apply(&recs[i])
+	}
+	p.mu.Unlock()
+	p.sinceCheckpoint += len(data)
+	if p.sinceCheckpoint >= s.cfg.CheckpointEvery {
+		_ = s.checkpointLocked(ctx, p) // logged; retried after the next append
+	}
+	return nil
+}
+
+// encodeSplit encodes r, split into several records of the same kind when it exceeds
+// MaxRecordBytes.
+func (s *Store) encodeSplit(r *Record) [][]byte {
+	entry := commitEntry
+	switch r.Kind {
+	case KindDeleteOffsets:
+		entry = deleteEntry
+	case KindCommit:
+	default:
+		return [][]byte{r.encode(nil)}
+	}
+	var out [][]byte
+	for _, piece := range chunk([]GroupState{r.Group}, s.cfg.MaxRecordBytes, headerSize+crcSize, groupHeader, entry) {
+		part := *r
+		part.Group = piece[0]
+		out = append(out, part.encode(nil))
+	}
+	return out
+}
+
+// checkpointLocked appends a snapshot of p's view as checkpoint chunks. The caller holds
+// p.writeMu, so no record can slip between the snapshot and the chunks.
+func (s *Store) checkpointLocked(ctx context.Context, p *partition) error {
+	p.mu.RLock()
+	states := p.groups.snapshot()
+	p.mu.RUnlock()
+	pieces := chunk(states, s.cfg.MaxRecordBytes, headerSize+crcSize+checkpointHead, stateHeader, commitEntry)
+	if len(pieces) == 0 {
+		pieces = [][]GroupState{nil} // an empty partition still gets a (one-chunk) checkpoint
+	}
+	var idb [8]byte
+	_, _ = rand.Read(idb[:]) // crypto/rand.Read never fails
+	now := s.cfg.Now().UnixMilli()
+	data := make([][]byte, len(pieces))
+	for i, piece := range pieces {
+		r := Record{
+			Kind: KindCheckpoint, Checkpoint: p.checkpoint, Time: now,
+			CheckpointID: binary.BigEndian.Uint64(idb[:]), Seq: uint32(i), Total: uint32(len(pieces)), Groups: piece,
+		}
+		data[i] = r.encode(nil)
+	}
+	first, err := s.log.Append(ctx, p.id, data)
+	if err != nil {
+		s.cfg.Logger.Warn("coordinator log checkpoint failed", "partition", p.id, "err", err)
+		return fmt.Errorf("offsets: checkpoint of coordinator log partition %d: %w", p.id, err)
+	}
+	p.checkpoint = first
+	p.sinceCheckpoint = 0
+	s.cfg.Logger.Debug("coordinator log checkpoint written", "partition", p.id, "offset", first, "records", len(data), "groups", len(states))
+	return nil
+}
+
+// Close writes a checkpoint of every log partition that received records after its latest
+// one, so that the next start replays nothing, and makes the store refuse further work.
+func (s *Store) Close(ctx context.Context) error {
+	if !s.loaded.Load() || s.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, p := range s.parts {
+		p.writeMu.Lock()
+		if p.sinceCheckpoint > 0 {
+			errs = append(errs, s.checkpointLocked(ctx, p))
+		}
+		p.writeMu.Unlock()
+	}
+	return errors.Join(errs...)
+}
