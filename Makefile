@@ -1,0 +1,35 @@
+# The one test command: `.ci/run` calls `make test`, and so should you.
+GO ?= go
+
+.PHONY: test test-unit build run generate fmt vet fuzz
+
+# Installs the pinned real Kafka clients (scripts/install-test-deps.sh) and runs every test,
+# end-to-end tests included: with IGGYGW_E2E_REQUIRED=1 a missing client fails instead of skipping.
+test:
+	@if [ -f scripts/install-test-deps.sh ]; then bash scripts/install-test-deps.sh; fi
+	PATH="$(CURDIR)/.cache/venv/bin:$$PATH" IGGYGW_E2E_REQUIRED=1 $(GO) test -race -timeout 30m ./...
+
+# Unit and integration tests only, without installing clients (end-to-end tests may skip).
+test-unit:
+	$(GO) test -race -short ./...
+
+build:
+	$(GO) build -o bin/iggy-gateway-kafka ./cmd/iggy-gateway-kafka
+
+# Dev mode: gateway on 127.0.0.1:9093 with an in-memory Iggy on 127.0.0.1:8090.
+run:
+	$(GO) run ./cmd/iggy-gateway-kafka --dev
+
+# Regenerates the tables in docs/ from the code (tests fail when they are stale).
+generate:
+	$(GO) generate ./internal/versions ./internal/config
+
+fmt:
+	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+# Short fuzz run of the Kafka request path (the corpus in testdata/fuzz replays in every test run).
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseFrame -fuzztime 60s ./internal/listener
