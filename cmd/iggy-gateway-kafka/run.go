@@ -136,12 +136,14 @@ func (g *gateway) listen() error {
 			"advertised", net.JoinHostPort(l.AdvertisedHost, strconv.Itoa(adv)), "node_id", g.cfg.NodeID)
 	}
 	g.serveErr = make(chan error, len(lns))
+	budget := listener.NewBudget(int64(lim.MaxRequestMemory)) // one for the whole process
 	for i, ln := range lns {
 		l := g.cfg.Listeners[i]
 		srv := listener.New(listener.Config{
 			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
 			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
 			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
+			Budget: budget,
 		})
 		g.servers = append(g.servers, srv)
 		g.serving.Add(1)

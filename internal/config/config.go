@@ -85,6 +85,7 @@ type Bridge struct {
 type Limits struct {
 	MaxFrameSize                 int
 	PreAuthMaxFrameSize          int
+	MaxRequestMemory             int
 	MaxConnections               int
 	MaxInFlight                  int
 	MaxConcurrentAuthentications int

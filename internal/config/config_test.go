@@ -39,6 +39,7 @@ func TestDefaults(t *testing.T) {
 		{"partitions", c.AutoCreatePartitions, 1},
 		{"max frame", c.Limits.MaxFrameSize, 100 << 20},
 		{"preauth frame", c.Limits.PreAuthMaxFrameSize, 512 << 10},
+		{"request memory", c.Limits.MaxRequestMemory, 1 << 30},
 		{"max conns", c.Limits.MaxConnections, 1024},
 		{"idle", c.Limits.IdleTimeout, 10 * time.Minute},
 		{"read", c.Limits.ReadTimeout, 15 * time.Second},

@@ -113,6 +113,8 @@ var settings = []*setting{
 		func(c *Config) *int { return &c.Limits.MaxFrameSize }),
 	sizeSetting("PREAUTH_MAX_FRAME_SIZE", 512<<10, "largest request frame before SASL authentication (SASL listeners only)",
 		func(c *Config) *int { return &c.Limits.PreAuthMaxFrameSize }),
+	sizeSetting("MAX_REQUEST_MEMORY", 1<<30, "request bytes held in memory at once across all connections; when used up, connections stop reading until requests are answered",
+		func(c *Config) *int { return &c.Limits.MaxRequestMemory }),
 	intSetting("MAX_CONNECTIONS", 1024, 1, 1<<20, "Kafka connections served at once; more are closed on accept",
 		func(c *Config) *int { return &c.Limits.MaxConnections }),
 	intSetting("MAX_IN_FLIGHT_PER_CONNECTION", 16, 1, 1024, "requests read ahead and in flight per connection",

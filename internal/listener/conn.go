@@ -34,6 +34,11 @@ type conn struct {
 	drainOnce  sync.Once
 	drainCh    chan struct{} // closed by Shutdown: read no more requests
 	writerDone chan struct{}
+	// stopOnce closes readStop when reading must stop: on drain or when the writer is gone.
+	stopOnce sync.Once
+	readStop chan struct{}
+	// writing is the slot the writer was on when it returned (read after writerDone).
+	writing *slot
 
 	opened   time.Time
 	requests int
@@ -46,6 +51,7 @@ type slot struct {
 	err    error  // close the connection after writing resp
 	reject string // close the connection without answering this request
 	done   chan struct{}
+	mem    int64 // bytes taken from the server's budget for this request's frame
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -61,6 +67,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		sem:        make(chan struct{}, inflight),
 		drainCh:    make(chan struct{}),
 		writerDone: make(chan struct{}),
+		readStop:   make(chan struct{}),
 		opened:     time.Now(),
 	}
 }
@@ -74,6 +81,13 @@ func (c *conn) serve() {
 	c.nc.Close()
 	c.cancel()
 	c.handlers.Wait()
+	// Handlers are done with their frames: return what the writer did not.
+	if c.writing != nil {
+		c.releaseMem(c.writing)
+	}
+	for sl := range c.slots {
+		c.releaseMem(sl)
+	}
 	name, version := c.cc.ClientSoftware()
 	c.log.Info("connection closed", "reason", reason, "client_id", c.cc.ClientID(),
 		"client_software", name, "client_software_version", version,
@@ -84,8 +98,19 @@ func (c *conn) serve() {
 func (c *conn) drain() {
 	c.drainOnce.Do(func() {
 		close(c.drainCh)
+		c.stopReading()
 		c.nc.SetReadDeadline(time.Now()) // unblock a pending read
 	})
+}
+
+func (c *conn) stopReading() { c.stopOnce.Do(func() { close(c.readStop) }) }
+
+// releaseMem returns a slot's frame bytes to the budget, once.
+func (c *conn) releaseMem(sl *slot) {
+	if sl.mem > 0 && c.s.cfg.Budget != nil {
+		c.s.cfg.Budget.release(sl.mem)
+	}
+	sl.mem = 0
 }
 
 // abort tears the connection down at once.
@@ -114,18 +139,16 @@ func (c *conn) readLoop() string {
 	for {
 		select {
 		case c.sem <- struct{}{}:
-		case <-c.drainCh:
-			return "shutdown"
-		case <-c.writerDone:
-			return "closed by the response writer"
+		case <-c.readStop:
+			return c.stopReason()
 		}
-		frame, reason := c.readFrame()
+		frame, mem, reason := c.readFrame()
 		if frame == nil {
 			return reason
 		}
 		c.requests++
 		r, err := parseFrame(c.cc, c.s.cfg.Dispatcher, frame)
-		sl := &slot{r: r, done: make(chan struct{})}
+		sl := &slot{r: r, done: make(chan struct{}), mem: mem}
 		var rej *rejection
 		switch {
 		case errors.As(err, &rej):
@@ -157,38 +180,54 @@ func (c *conn) readLoop() string {
 
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
-// readFrame returns the next frame body, or nil and the reason reading stopped.
-func (c *conn) readFrame() ([]byte, string) {
+// readFrame returns the next frame body and the budget bytes it holds, or nil and the reason
+// reading stopped.
+func (c *conn) readFrame() ([]byte, int64, string) {
 	var prefix [4]byte
 	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 	if c.draining() { // drain may have set its deadline just before ours
-		return nil, "shutdown"
+		return nil, 0, "shutdown"
 	}
 	if _, err := io.ReadFull(c.nc, prefix[:]); err != nil {
-		return nil, c.readError(err, "idle timeout")
+		return nil, 0, c.readError(err, "idle timeout")
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size <= 0 || int(size) > c.s.cfg.MaxFrameSize {
 		c.log.Warn("closing connection: bad frame length", "length", size, "max", c.s.cfg.MaxFrameSize)
-		return nil, fmt.Sprintf("frame length %d outside 1..%d", size, c.s.cfg.MaxFrameSize)
+		return nil, 0, fmt.Sprintf("frame length %d outside 1..%d", size, c.s.cfg.MaxFrameSize)
+	}
+	var mem int64
+	if b := c.s.cfg.Budget; b != nil {
+		if !b.acquire(int64(size), c.readStop) {
+			return nil, 0, c.stopReason()
+		}
+		mem = int64(size)
 	}
 	frame := make([]byte, size)
 	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ReadTimeout))
 	if _, err := io.ReadFull(c.nc, frame); err != nil {
-		return nil, c.readError(err, "read timeout")
+		if mem > 0 {
+			c.s.cfg.Budget.release(mem)
+		}
+		return nil, 0, c.readError(err, "read timeout")
 	}
-	return frame, ""
+	return frame, mem, ""
+}
+
+func (c *conn) stopReason() string {
+	if c.draining() {
+		return "shutdown"
+	}
+	return "closed by the response writer"
 }
 
 func (c *conn) readError(err error, timeoutReason string) string {
 	select {
-	case <-c.writerDone:
-		return "closed by the response writer"
+	case <-c.readStop:
+		return c.stopReason()
 	default:
 	}
 	switch {
-	case c.draining():
-		return "shutdown"
 	case errors.Is(err, io.EOF):
 		return "client closed the connection"
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -231,8 +270,10 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 // close.
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
+	defer c.stopReading()
 	var buf []byte
 	for sl := range c.slots {
+		c.writing = sl
 		select {
 		case <-sl.done:
 		case <-c.ctx.Done():
@@ -260,6 +301,7 @@ func (c *conn) writeLoop() {
 				buf = nil
 			}
 		}
+		c.releaseMem(sl)
 		<-c.sem
 		if sl.err != nil {
 			if !errors.Is(sl.err, context.Canceled) {

@@ -380,3 +380,38 @@ func rawFrame(key, version int16, corr int32, rest []byte) []byte {
 func lengthPrefixed(b []byte) []byte {
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }
+
+// With a shared budget smaller than two frames, a second connection's request is not read
+// until the first one is answered and its bytes returned.
+func TestBudgetHoldsBackReading(t *testing.T) {
+	var started atomic.Int32
+	release := make(chan struct{})
+	d := routes{60: {0, 1, Handler{Concurrent: true, Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		if started.Add(1) == 1 {
+			<-release
+		}
+		return req.ResponseKind(), nil
+	}}}}
+	frameLen := int64(len(format(kmsg.NewPtrDescribeClusterRequest(), 1)) - 4)
+	budget := NewBudget(frameLen + frameLen/2)
+	s := startServer(t, d, func(c *Config) { c.Budget = budget })
+	a, b := dial(t, s.addr), dial(t, s.addr)
+	a.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+	waitFor(t, func() bool { return started.Load() == 1 })
+	b.send(kmsg.NewPtrDescribeClusterRequest(), 2)
+	waitWaiters(t, budget, 1)
+	if started.Load() != 1 {
+		t.Fatal("second request read despite the budget")
+	}
+	close(release)
+	a.readResponse(kmsg.NewPtrDescribeClusterResponse())
+	if corr := b.readResponse(kmsg.NewPtrDescribeClusterResponse()); corr != 2 {
+		t.Fatal(corr)
+	}
+	a.nc.Close()
+	b.nc.Close()
+	waitFor(t, func() bool { return s.OpenConnections() == 0 })
+	if budget.avail != budget.max {
+		t.Fatalf("budget leaked: %d of %d available", budget.avail, budget.max)
+	}
+}

@@ -24,6 +24,9 @@ type Config struct {
 	// IdleTimeout bounds the wait for the next request; ReadTimeout the rest of a frame once
 	// its length arrived; WriteTimeout the write of one response.
 	IdleTimeout, ReadTimeout, WriteTimeout time.Duration
+	// Budget, when set, bounds the bytes of request frames in memory; share one Budget
+	// between the listeners of a process to bound the process.
+	Budget *Budget
 }
 
 // Server is one Kafka listener.

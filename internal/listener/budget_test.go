@@ -1,0 +1,57 @@
+package listener
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBudgetFIFOAndRelease(t *testing.T) {
+	b := NewBudget(100)
+	stop := make(chan struct{})
+	if !b.acquire(60, stop) {
+		t.Fatal("first acquire failed")
+	}
+	got := make(chan int64, 3)
+	go func() { b.acquire(50, stop); got <- 50 }()
+	waitWaiters(t, b, 1)
+	go func() { b.acquire(10, stop); got <- 10 }() // fits, but must queue behind 50
+	waitWaiters(t, b, 2)
+	select {
+	case n := <-got:
+		t.Fatalf("%d granted out of order", n)
+	case <-time.After(20 * time.Millisecond):
+	}
+	b.release(60)
+	if a, c := <-got, <-got; a+c != 60 {
+		t.Fatalf("granted %d and %d", a, c)
+	}
+	b.release(50)
+	b.release(10)
+	if b.avail != 100 {
+		t.Fatalf("avail %d", b.avail)
+	}
+}
+
+func TestBudgetClampsAndStops(t *testing.T) {
+	b := NewBudget(100)
+	if !b.acquire(1000, nil) { // larger than the budget: takes all of it
+		t.Fatal("oversized acquire failed")
+	}
+	stop := make(chan struct{})
+	done := make(chan bool)
+	go func() { done <- b.acquire(1, stop) }()
+	waitWaiters(t, b, 1)
+	close(stop)
+	if <-done {
+		t.Fatal("acquire succeeded after stop")
+	}
+	b.release(1000)
+	if b.avail != 100 || len(b.waiters) != 0 {
+		t.Fatalf("avail %d waiters %d", b.avail, len(b.waiters))
+	}
+}
+
+func waitWaiters(t *testing.T, b *Budget, n int) {
+	t.Helper()
+	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.waiters) == n })
+}
