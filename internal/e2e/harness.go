@@ -229,7 +229,19 @@ func (e *Env) CreateTopic(t testing.TB, partitions int) string {
 	if err != nil {
 		t.Fatalf("create topic %s: %v", name, err)
 	}
-	return name
+	// Kafka brokers learn about new topics asynchronously; wait until every partition has a
+	// leader so that scenarios see what they would see on a gateway at once.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		md, err := adm.Metadata(ctx, name)
+		if err == nil && md.Topics[name].Err == nil && len(md.Topics[name].Partitions) == partitions {
+			return name
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic %s not in metadata 20 s after creation: %v", name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Kgo returns a franz-go client for the endpoint with opts added, closed when t ends.

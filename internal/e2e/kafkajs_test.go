@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestKafkajs runs kafkajs (npm) against the gateway through e2e/node/kafka_client.js, which
+// prints what the client saw as JSON. kafkajs has no lz4 or zstd codec of its own; the report
+// says so.
+func TestKafkajs(t *testing.T) {
+	scenarios := []Scenario{
+		{Name: "metadata", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: kafkajsMetadata},
+	}
+	for _, c := range codecs[:3] { // none, gzip, snappy
+		scenarios = append(scenarios, Scenario{Name: "produce-" + c.name,
+			Needs: []Feature{FeatureCore, FeatureProduce, c.need, FeatureFetch}, Covers: []Cell{c.cell, CellIdempotence}, Run: kafkajsProduce(c.name)})
+	}
+	scenarios = append(scenarios,
+		Scenario{Name: "group-consume", Needs: []Feature{FeatureCore, FeatureProduce, FeatureFetch, FeatureListOffsets, FeatureGroups, FeatureOffsets},
+			Covers: []Cell{CellConsume, CellGroups, CellOffsets}, Run: kafkajsGroupConsume},
+		Scenario{Name: "admin", Needs: []Feature{FeatureCore, FeatureCreateTopics, FeatureCreatePartitions, FeatureDeleteTopics, FeatureConfigs},
+			Covers: []Cell{CellAdminTopics, CellConfigs}, Run: kafkajsAdmin},
+	)
+	runScenarios(t, kafkajsFamily, scenarios)
+}
+
+func kafkajsClient(t *testing.T, env *Env, stdin any, out any, args ...string) {
+	t.Helper()
+	var in []byte
+	if stdin != nil {
+		var err error
+		if in, err = json.Marshal(stdin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := mustRun(t, Cmd{Name: "node", Args: append([]string{rootPath(nodeDir + "/kafka_client.js"), args[0], "--bootstrap", env.Bootstrap}, args[1:]...),
+		Stdin: string(in), Timeout: 90 * time.Second, Env: []string{"KAFKAJS_NO_PARTITIONER_WARNING=1"}})
+	if err := json.Unmarshal([]byte(res.Stdout), out); err != nil {
+		t.Fatalf("kafka_client.js %s printed no JSON: %v\n%s\nstderr:\n%s", args[0], err, res.Stdout, res.Stderr)
+	}
+}
+
+func kafkajsMetadata(t *testing.T, env *Env) {
+	one, three := env.CreateTopic(t, 1), env.CreateTopic(t, 3)
+	var md struct {
+		Brokers []struct {
+			ID   int32  `json:"id"`
+			Host string `json:"host"`
+			Port int    `json:"port"`
+		} `json:"brokers"`
+		Topics map[string][]struct {
+			Partition int32 `json:"partition"`
+			Leader    int32 `json:"leader"`
+		} `json:"topics"`
+	}
+	kafkajsClient(t, env, nil, &md, "metadata", "--topics", one, "--topics", three)
+	if len(md.Brokers) != 1 || md.Brokers[0].ID != 1 || md.Brokers[0].Host+":"+strconv.Itoa(md.Brokers[0].Port) != env.Bootstrap {
+		t.Errorf("brokers %+v, want broker 1 at %s", md.Brokers, env.Bootstrap)
+	}
+	for name, want := range map[string]int{one: 1, three: 3} {
+		parts := md.Topics[name]
+		if len(parts) != want {
+			t.Errorf("topic %s: %d partitions, want %d", name, len(parts), want)
+		}
+		for i, p := range parts {
+			if p.Partition != int32(i) || p.Leader != 1 {
+				t.Errorf("topic %s partition %+v, want partition %d led by 1", name, p, i)
+			}
+		}
+	}
+}
+
+// kafkajsProduce produces the timed sample with kafkajs's idempotent producer and reads it
+// back with franz-go, so the produce path is checked without depending on kafkajs groups.
+func kafkajsProduce(codec string) func(t *testing.T, env *Env) {
+	return func(t *testing.T, env *Env) {
+		topic := env.CreateTopic(t, 1)
+		want := timedSampleRecords()
+		var out struct {
+			BaseOffsets []int64 `json:"base_offsets"`
+		}
+		kafkajsClient(t, env, want, &out, "produce", "--topic", topic, "--codec", codec)
+		if !slices.Equal(out.BaseOffsets, []int64{0}) {
+			t.Errorf("produce acknowledged base offsets %v, want [0]", out.BaseOffsets)
+		}
+		cl := env.Kgo(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+		var got []Rec
+		for _, r := range pollN(t, ctxFor(t, 30*time.Second), cl, len(want)) {
+			got = append(got, kgoRec(r))
+		}
+		checkRecords(t, got, want, 0, timeWindow{})
+	}
+}
+
+func kgoRec(r *kgo.Record) Rec {
+	rec := Rec{Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp.UnixMilli()}
+	if r.Key != nil {
+		rec.Key = ptr(string(r.Key))
+	}
+	if r.Value != nil {
+		rec.Value = ptr(string(r.Value))
+	}
+	for _, h := range r.Headers {
+		rec.Headers = append(rec.Headers, [2]string{h.Key, string(h.Value)})
+	}
+	return rec
+}
+
+// kafkajsGroupConsume: records produced by franz-go are read by a kafkajs group consumer
+// that commits after each; the committed offsets come back through kafkajs's admin client.
+func kafkajsGroupConsume(t *testing.T, env *Env) {
+	topic := env.CreateTopic(t, 1)
+	want := timedSampleRecords()
+	var recs []*kgo.Record
+	for _, r := range want {
+		kr := &kgo.Record{Topic: topic, Timestamp: time.UnixMilli(r.Timestamp)}
+		if r.Key != nil {
+			kr.Key = []byte(*r.Key)
+		}
+		if r.Value != nil {
+			kr.Value = []byte(*r.Value)
+		}
+		for _, h := range r.Headers {
+			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h[0], Value: []byte(h[1])})
+		}
+		recs = append(recs, kr)
+	}
+	if err := env.Kgo(t).ProduceSync(ctxFor(t, 30*time.Second), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Records   []Rec            `json:"records"`
+		Committed map[string]int64 `json:"committed"`
+	}
+	kafkajsClient(t, env, nil, &out, "group-consume", "--topic", topic, "--group", "g-"+topic, "--count", strconv.Itoa(len(want)))
+	checkRecords(t, out.Records, want, 0, timeWindow{})
+	if out.Committed["0"] != int64(len(want)) {
+		t.Errorf("committed offsets %v, want %d on partition 0", out.Committed, len(want))
+	}
+}
+
+func kafkajsAdmin(t *testing.T, env *Env) {
+	var out struct {
+		Created                         bool   `json:"created"`
+		CreatedAgain                    bool   `json:"created_again"`
+		PartitionsAfterCreate           int    `json:"partitions_after_create"`
+		PartitionsAfterCreatePartitions int    `json:"partitions_after_create_partitions"`
+		RetentionMsAtCreate             string `json:"retention_ms_at_create"`
+		RetentionMsAfterAlter           string `json:"retention_ms_after_alter"`
+		ListedAfterDelete               bool   `json:"listed_after_delete"`
+	}
+	kafkajsClient(t, env, nil, &out, "admin", "--topic", TopicName(t))
+	if !out.Created || out.CreatedAgain {
+		t.Errorf("createTopics returned %v, then %v for the same topic; want true, then false (already exists)", out.Created, out.CreatedAgain)
+	}
+	if out.PartitionsAfterCreate != 2 || out.PartitionsAfterCreatePartitions != 4 {
+		t.Errorf("partitions after create %d (want 2), after createPartitions %d (want 4)", out.PartitionsAfterCreate, out.PartitionsAfterCreatePartitions)
+	}
+	if out.RetentionMsAtCreate != "86400000" || out.RetentionMsAfterAlter != "3600000" {
+		t.Errorf("retention.ms at create %q (want 86400000), after alter %q (want 3600000)", out.RetentionMsAtCreate, out.RetentionMsAfterAlter)
+	}
+	if out.ListedAfterDelete {
+		t.Error("topic still listed after deleteTopics")
+	}
+}
