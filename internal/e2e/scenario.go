@@ -58,6 +58,9 @@ func required() bool { return os.Getenv("IGGYGW_E2E_REQUIRED") == "1" }
 // runScenarios runs each scenario of fam as a subtest of t, records the outcomes for the report
 // and prints them.
 func runScenarios(t *testing.T, fam Family, scenarios []Scenario) {
+	if testing.Short() && !required() {
+		t.Skip("end-to-end scenarios do not run in -short mode")
+	}
 	version, missing := fam.Detect()
 	if missing != "" {
 		status, reason := StatusSkip, "client not installed: "+missing

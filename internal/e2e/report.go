@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Report cell values.
+const (
+	ReportPass       = "pass"
+	ReportFail       = "FAIL"
+	ReportPending    = "pending"
+	ReportNotRun     = "not run"
+	ReportNotCovered = "not tested"
+)
+
+// clientLimits are report cells a client cannot exercise at all, with why.
+var clientLimits = map[string]map[Cell]string{
+	"kafkajs":  {CellLZ4: "n/a (no codec in kafkajs)", CellZstd: "n/a (no codec in kafkajs)"},
+	"kafka-go": {CellIdempotence: "n/a (no idempotent producer)"},
+}
+
+// familyOrder is the row order of the report.
+var familyOrder = []string{"java", "kcat", "python", "franz-go", "sarama", "kafka-go", "kafkajs"}
+
+// cellValue summarises the scenarios covering one cell of one client: FAIL if any failed, pass
+// if any passed, pending if any is pending, else not run.
+func cellValue(rs []Result) string {
+	has := func(status string) bool {
+		return slices.ContainsFunc(rs, func(r Result) bool { return r.Status == status })
+	}
+	switch {
+	case len(rs) == 0:
+		return ReportNotCovered
+	case has(StatusFail):
+		return ReportFail
+	case has(StatusPass):
+		return ReportPass
+	case has(StatusPending):
+		return ReportPending
+	default:
+		return ReportNotRun
+	}
+}
+
+// ReportTable returns family → cell → value for the results.
+func ReportTable(rs []Result) map[string]map[Cell]string {
+	table := map[string]map[Cell]string{}
+	for _, fam := range familyOrder {
+		row := map[Cell]string{}
+		for _, c := range Cells {
+			var covering []Result
+			for _, r := range rs {
+				if r.Family == fam && slices.Contains(r.Covers, c) {
+					covering = append(covering, r)
+				}
+			}
+			row[c] = cellValue(covering)
+			if why, ok := clientLimits[fam][c]; ok && row[c] == ReportNotCovered {
+				row[c] = why
+			}
+		}
+		table[fam] = row
+	}
+	return table
+}
+
+// RenderCompatibility renders docs/COMPATIBILITY.md from the results of a full run.
+func RenderCompatibility(rs []Result) string {
+	var b strings.Builder
+	b.WriteString(`# Compatibility report card
+
+Generated from the end-to-end suite (` + "`internal/e2e`" + `) by
+` + "`go run ./internal/e2e/cmd/compat-report -results FILE -write docs/COMPATIBILITY.md`" + `, where FILE is
+the ` + "`IGGYGW_E2E_RESULTS`" + ` output of ` + "`make test`" + ` (` + "`.ci/run`" + ` prints the same table for every CI run and
+fails if this file claims a pass the run did not show). Do not edit by hand.
+
+Each cell is what real clients, installed at the versions below, did through the gateway
+(in-memory Iggy backend): **pass** = every check of at least one scenario passed and none
+failed, **FAIL** = a scenario failed, **pending** = the scenarios exist but the gateway feature
+they need has not landed (` + "`pendingFeatures`" + ` in ` + "`internal/e2e/features.go`" + `), **not tested** = no
+scenario yet. Scenarios assert the data that comes back (keys, values, headers, timestamps,
+offsets), not exit codes. "idempotence" means the client's idempotent producer works against the
+gateway (InitProducerId and sequenced batches accepted); retry deduplication needs
+` + "`IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true`" + ` and is tested with the gateway's own tests.
+
+`)
+	table := ReportTable(rs)
+	versions := map[string]string{}
+	for _, r := range rs {
+		if r.Version != "" {
+			versions[r.Family] = r.Version
+		}
+	}
+	b.WriteString("| client | version |")
+	for _, c := range Cells {
+		b.WriteString(" " + string(c) + " |")
+	}
+	b.WriteString("\n| --- | --- |" + strings.Repeat(" --- |", len(Cells)) + "\n")
+	for _, fam := range familyOrder {
+		v := versions[fam]
+		if v == "" {
+			v = "(not installed)"
+		}
+		fmt.Fprintf(&b, "| %s | %s |", fam, v)
+		for _, c := range Cells {
+			b.WriteString(" " + table[fam][c] + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Scenarios\n\n| client | scenario | covers | outcome |\n| --- | --- | --- | --- |\n")
+	for _, fam := range familyOrder {
+		for _, r := range rs {
+			if r.Family != fam {
+				continue
+			}
+			var covers []string
+			for _, c := range r.Covers {
+				covers = append(covers, string(c))
+			}
+			outcome := r.Status
+			if r.Reason != "" {
+				outcome += ": " + r.Reason
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", fam, r.Scenario, strings.Join(covers, ", "), outcome)
+		}
+	}
+	return b.String()
+}
+
+// ParseReportTable reads the client × cell table back from a rendered report, to check a
+// committed report against a run.
+func ParseReportTable(doc string) map[string]map[Cell]string {
+	table := map[string]map[Cell]string{}
+	var header []string
+	for _, line := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			header = nil
+			continue
+		}
+		fields := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range fields {
+			fields[i] = strings.TrimSpace(fields[i])
+		}
+		switch {
+		case header == nil && len(fields) > 2 && fields[0] == "client" && fields[1] == "version":
+			header = fields
+		case header != nil && fields[0] != "---" && len(fields) == len(header):
+			row := map[Cell]string{}
+			for i := 2; i < len(fields); i++ {
+				row[Cell(header[i])] = fields[i]
+			}
+			table[fields[0]] = row
+		}
+	}
+	return table
+}
+
+// UnprovenClaims lists the cells where doc says pass but the run did not pass.
+func UnprovenClaims(doc string, rs []Result) []string {
+	run := ReportTable(rs)
+	var out []string
+	for fam, row := range ParseReportTable(doc) {
+		for c, v := range row {
+			if v == ReportPass && run[fam][c] != ReportPass {
+				out = append(out, fmt.Sprintf("%s / %s: the report says pass, this run says %s", fam, c, run[fam][c]))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

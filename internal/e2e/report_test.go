@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCellValue(t *testing.T) {
+	r := func(status string) Result { return Result{Status: status} }
+	for _, c := range []struct {
+		rs   []Result
+		want string
+	}{
+		{nil, ReportNotCovered},
+		{[]Result{r(StatusPass), r(StatusPending)}, ReportPass},
+		{[]Result{r(StatusPass), r(StatusFail)}, ReportFail},
+		{[]Result{r(StatusPending), r(StatusSkip)}, ReportPending},
+		{[]Result{r(StatusSkip)}, ReportNotRun},
+	} {
+		if got := cellValue(c.rs); got != c.want {
+			t.Errorf("cellValue(%v) = %q, want %q", c.rs, got, c.want)
+		}
+	}
+}
+
+func TestReportRoundTripAndClaims(t *testing.T) {
+	rs := []Result{
+		{Family: "kcat", Version: "kcat 1.7.1", Scenario: "metadata", Covers: []Cell{CellMetadata}, Status: StatusPass},
+		{Family: "kcat", Version: "kcat 1.7.1", Scenario: "produce-consume-gzip", Covers: []Cell{CellGzip}, Status: StatusPending, Reason: "gzip produce not implemented yet"},
+		{Family: "kafkajs", Version: "kafkajs 2.2.4", Scenario: "metadata", Covers: []Cell{CellMetadata}, Status: StatusFail},
+	}
+	doc := RenderCompatibility(rs)
+	table := ParseReportTable(doc)
+	if table["kcat"][CellMetadata] != ReportPass || table["kcat"][CellGzip] != ReportPending || table["kafkajs"][CellMetadata] != ReportFail {
+		t.Errorf("parsed table %v", table)
+	}
+	if table["kafkajs"][CellLZ4] != clientLimits["kafkajs"][CellLZ4] || table["java"][CellMetadata] != ReportNotCovered {
+		t.Errorf("limits and uncovered cells: %v / %v", table["kafkajs"], table["java"])
+	}
+	if claims := UnprovenClaims(doc, rs); len(claims) != 0 {
+		t.Errorf("a report checked against its own run: %v", claims)
+	}
+	// The same report checked against a run where kcat metadata failed is a false claim.
+	worse := slices.Clone(rs)
+	worse[0].Status = StatusFail
+	claims := UnprovenClaims(doc, worse)
+	if len(claims) != 1 || !strings.Contains(claims[0], "kcat / metadata") {
+		t.Errorf("claims %v, want kcat / metadata", claims)
+	}
+}
