@@ -7,14 +7,17 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
 )
 
 // Exit codes.
@@ -77,6 +80,10 @@ type gateway struct {
 
 	dev      *memserver.Server
 	iggy     *iggy.Client
+	metrics  *metrics.Metrics
+	http     *http.Server
+	ready    atomic.Bool                 // Kafka listeners are serving
+	bridge   atomic.Pointer[iggy.Client] // for readiness checks from the HTTP goroutines
 	broker   *broker.Broker
 	servers  []*listener.Server
 	serveErr chan error
@@ -85,6 +92,11 @@ type gateway struct {
 
 func (g *gateway) start(ctx context.Context) error {
 	cfg := g.cfg
+	if cfg.MetricsAddr != "" {
+		if err := g.startMetrics(); err != nil {
+			return err
+		}
+	}
 	if cfg.Dev {
 		if err := g.startDev(); err != nil {
 			return err
@@ -97,6 +109,7 @@ func (g *gateway) start(ctx context.Context) error {
 			return err
 		}
 		g.iggy = cl
+		g.bridge.Store(cl)
 		if err := ensureStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
 			return err
 		}
@@ -143,7 +156,7 @@ func (g *gateway) listen() error {
 			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
 			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
 			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
-			Budget: budget,
+			Budget: budget, Observer: g.observer(),
 		})
 		g.servers = append(g.servers, srv)
 		g.serving.Add(1)
@@ -154,11 +167,13 @@ func (g *gateway) listen() error {
 			}
 		}()
 	}
+	g.ready.Store(true)
 	return nil
 }
 
 // shutdown drains the listeners within the drain timeout.
 func (g *gateway) shutdown() {
+	g.ready.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Limits.ShutdownDrainTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -177,6 +192,10 @@ func (g *gateway) shutdown() {
 
 // close releases Iggy sessions and the dev server; safe after a partial start.
 func (g *gateway) close() {
+	if g.http != nil {
+		g.http.Close()
+		g.http = nil
+	}
 	if g.iggy != nil {
 		if err := g.iggy.Close(); err != nil {
 			g.log.Warn("closing the Iggy client", "err", err)

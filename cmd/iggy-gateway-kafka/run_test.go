@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -289,5 +291,59 @@ func TestBinarySignalsAndExitCodes(t *testing.T) {
 	out, err := bad.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitFailure {
 		t.Fatalf("bad password: %v\n%s", err, out)
+	}
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// Liveness answers while startup waits for Iggy; readiness only once Kafka clients are served;
+// metrics count the requests.
+func TestMetricsAndHealth(t *testing.T) {
+	kafkaAddr, iggyAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	start(t, nil, bridgeEnv(kafkaAddr, iggyAddr, "metrics-pw", "IGGY_KAFKA_METRICS_ADDR="+metricsAddr, "IGGY_KAFKA_IGGY_CONNECT_RETRY=30s")...)
+	base := "http://" + metricsAddr
+	waitFor(t, func() bool { code, _ := httpGet(t, base+"/healthz"); return code == 200 })
+	if code, body := httpGet(t, base+"/readyz"); code != 503 {
+		t.Fatalf("readyz before Iggy: %d %s", code, body)
+	}
+	srv, err := memserver.Start(memserver.Config{Addr: iggyAddr, RootUsername: "iggy", RootPassword: "metrics-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	waitKafka(t, kafkaAddr, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := admin(t, kafkaAddr).ListTopics(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := httpGet(t, base+"/readyz"); code != 200 {
+		t.Fatalf("readyz: %d %s", code, body)
+	}
+	_, body := httpGet(t, base+"/metrics")
+	for _, want := range []string{`api="Metadata",listener="PLAINTEXT",outcome="answered"`, "iggy_gateway_kafka_connections_total"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -191,7 +191,6 @@ func TestUnsupportedFeaturesStopStartup(t *testing.T) {
 		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=DEFAULT",
 		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
 		"IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true",
-		"IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9100",
 	} {
 		_, err := load(t, nil, env)
 		name, _, _ := strings.Cut(env, "=")

@@ -99,7 +99,7 @@ var settings = []*setting{
 		func(c *Config) *int { return &c.NodeID }),
 	strSetting("COORDINATOR_LOG_ENABLED", "auto", "auto|true|false", "shared coordinator log in Iggy for groups and offsets",
 		func(c *Config, v string) error { return oneOf(v, &c.CoordinatorLog, "auto", "true", "false") }),
-	strSetting("METRICS_ADDR", "", "host:port", "Prometheus /metrics and health endpoints (not supported yet)",
+	strSetting("METRICS_ADDR", "", "host:port", "HTTP address of Prometheus /metrics, /healthz and /readyz (unset: off)",
 		func(c *Config, v string) error {
 			if v == "" {
 				c.MetricsAddr = ""

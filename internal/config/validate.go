@@ -48,7 +48,6 @@ func (c *Config) refuseUnsupported(explicit map[string]bool) error {
 		{"TLS_PRINCIPAL_MAPPING_RULES", c.TLSPrincipalMappingRules != "", "mTLS principal mapping"},
 		{"BROKERS", c.Brokers != "", "several gateways (BROKERS)"},
 		{"IDEMPOTENT_PRODUCERS", c.IdempotentProducers, "idempotent producer deduplication"},
-		{"METRICS_ADDR", c.MetricsAddr != "", "the metrics endpoint"},
 	}
 	for _, r := range refuse {
 		if r.active {

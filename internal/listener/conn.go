@@ -51,7 +51,9 @@ type slot struct {
 	err    error  // close the connection after writing resp
 	reject string // close the connection without answering this request
 	done   chan struct{}
-	mem    int64 // bytes taken from the server's budget for this request's frame
+	mem    int64     // bytes taken from the server's budget for this request's frame
+	read   time.Time // when the frame arrived
+	key    int16     // api key, also for rejected frames
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -73,6 +75,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 }
 
 func (c *conn) serve() {
+	obs := c.s.cfg.Observer
+	obs.ConnOpened(c.s.cfg.Name)
+	defer obs.ConnClosed(c.s.cfg.Name)
 	c.log.Info("connection opened")
 	go c.writeLoop()
 	reason := c.readLoop()
@@ -81,12 +86,12 @@ func (c *conn) serve() {
 	c.nc.Close()
 	c.cancel()
 	c.handlers.Wait()
-	// Handlers are done with their frames: return what the writer did not.
+	// Handlers are done with their frames: settle what the writer did not.
 	if c.writing != nil {
-		c.releaseMem(c.writing)
+		c.finish(c.writing, 0, Abandoned)
 	}
 	for sl := range c.slots {
-		c.releaseMem(sl)
+		c.finish(sl, 0, Abandoned)
 	}
 	name, version := c.cc.ClientSoftware()
 	c.log.Info("connection closed", "reason", reason, "client_id", c.cc.ClientID(),
@@ -105,12 +110,17 @@ func (c *conn) drain() {
 
 func (c *conn) stopReading() { c.stopOnce.Do(func() { close(c.readStop) }) }
 
-// releaseMem returns a slot's frame bytes to the budget, once.
-func (c *conn) releaseMem(sl *slot) {
+// finish settles a slot once: its frame bytes go back to the budget and the observer learns
+// the outcome.
+func (c *conn) finish(sl *slot, responseBytes int, outcome Outcome) {
+	if sl.read.IsZero() {
+		return
+	}
 	if sl.mem > 0 && c.s.cfg.Budget != nil {
 		c.s.cfg.Budget.release(sl.mem)
 	}
-	sl.mem = 0
+	c.s.cfg.Observer.RequestDone(c.s.cfg.Name, sl.key, time.Since(sl.read), responseBytes, outcome)
+	sl.read = time.Time{}
 }
 
 // abort tears the connection down at once.
@@ -147,8 +157,10 @@ func (c *conn) readLoop() string {
 			return reason
 		}
 		c.requests++
+		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
+		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame)}
 		r, err := parseFrame(c.cc, c.s.cfg.Dispatcher, frame)
-		sl := &slot{r: r, done: make(chan struct{}), mem: mem}
+		sl.r = r
 		var rej *rejection
 		switch {
 		case errors.As(err, &rej):
@@ -176,6 +188,14 @@ func (c *conn) readLoop() string {
 		}
 		c.slots <- sl // never blocks: sem bounds the slots outstanding to its capacity
 	}
+}
+
+// frameKey is the api key of a frame, or -1 when it is too short to have one.
+func frameKey(frame []byte) int16 {
+	if len(frame) < 2 {
+		return -1
+	}
+	return int16(binary.BigEndian.Uint16(frame))
 }
 
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
@@ -281,12 +301,15 @@ func (c *conn) writeLoop() {
 		}
 		if sl.reject != "" {
 			c.log.Warn("closing connection: request rejected", "reason", sl.reject, "client_id", c.cc.ClientID())
+			c.finish(sl, 0, Rejected)
 			c.nc.Close()
 			return
 		}
+		outcome, written := NoResponse, 0
 		if sl.resp != nil {
 			if sl.resp.Key() != sl.r.key {
 				c.log.Error("handler answered with the wrong response type", "api", kmsg.NameForKey(sl.r.key), "response", kmsg.NameForKey(sl.resp.Key()))
+				c.finish(sl, 0, Failed)
 				c.nc.Close()
 				return
 			}
@@ -294,14 +317,22 @@ func (c *conn) writeLoop() {
 			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 			if _, err := c.nc.Write(buf); err != nil {
 				c.log.Info("response write failed", "err", err)
+				c.finish(sl, 0, Failed)
 				c.nc.Close()
 				return
+			}
+			outcome, written = Answered, len(buf)
+			if sl.r.invalid != nil {
+				outcome = Invalid
 			}
 			if cap(buf) > maxRetainedWriteBuffer {
 				buf = nil
 			}
 		}
-		c.releaseMem(sl)
+		if sl.err != nil {
+			outcome = Failed
+		}
+		c.finish(sl, written, outcome)
 		<-c.sem
 		if sl.err != nil {
 			if !errors.Is(sl.err, context.Canceled) {

@@ -415,3 +415,59 @@ func TestBudgetHoldsBackReading(t *testing.T) {
 		t.Fatalf("budget leaked: %d of %d available", budget.avail, budget.max)
 	}
 }
+
+type recordingObserver struct {
+	mu                      sync.Mutex
+	opened, closed, refused int
+	read                    int
+	outcomes                map[Outcome]int
+}
+
+func (o *recordingObserver) ConnOpened(string)  { o.mu.Lock(); o.opened++; o.mu.Unlock() }
+func (o *recordingObserver) ConnClosed(string)  { o.mu.Lock(); o.closed++; o.mu.Unlock() }
+func (o *recordingObserver) ConnRefused(string) { o.mu.Lock(); o.refused++; o.mu.Unlock() }
+func (o *recordingObserver) RequestRead(string, int) {
+	o.mu.Lock()
+	o.read++
+	o.mu.Unlock()
+}
+func (o *recordingObserver) RequestDone(_ string, _ int16, _ time.Duration, _ int, out Outcome) {
+	o.mu.Lock()
+	o.outcomes[out]++
+	o.mu.Unlock()
+}
+
+func TestObserverSeesEveryRequestOnce(t *testing.T) {
+	obs := &recordingObserver{outcomes: map[Outcome]int{}}
+	d := basicRoutes()
+	d[3] = route{0, 12, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		return nil, nil
+	}}}
+	s := startServer(t, d, func(c *Config) { c.Observer = obs; c.MaxConnections = 1 })
+	c := dial(t, s.addr)
+	c.send(kmsg.NewPtrDescribeClusterRequest(), 1)     // answered
+	c.send(kmsg.NewPtrMetadataRequest(), 2)            // no response
+	c.write(rawFrame(60, 0, 3, []byte{0xff, 0xff, 0})) // invalid
+	c.write(rawFrame(999, 0, 4, nil))                  // rejected
+	c.readResponse(kmsg.NewPtrDescribeClusterResponse())
+	c.readResponse(kmsg.NewPtrDescribeClusterResponse())
+	c.expectClosed()
+	waitFor(t, func() bool { return s.OpenConnections() == 0 })
+	over := dial(t, s.addr)
+	c2 := dial(t, s.addr)
+	c2.expectClosed()
+	waitFor(t, func() bool { obs.mu.Lock(); defer obs.mu.Unlock(); return obs.refused == 1 })
+	over.nc.Close()
+	waitFor(t, func() bool { return s.OpenConnections() == 0 })
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	want := map[Outcome]int{Answered: 1, NoResponse: 1, Invalid: 1, Rejected: 1}
+	for k, v := range want {
+		if obs.outcomes[k] != v {
+			t.Errorf("%s: %d, want %d (all: %v)", k, obs.outcomes[k], v, obs.outcomes)
+		}
+	}
+	if obs.read != 4 || obs.opened != 2 || obs.closed != 2 {
+		t.Errorf("read %d opened %d closed %d", obs.read, obs.opened, obs.closed)
+	}
+}

@@ -27,6 +27,8 @@ type Config struct {
 	// Budget, when set, bounds the bytes of request frames in memory; share one Budget
 	// between the listeners of a process to bound the process.
 	Budget *Budget
+	// Observer, when set, receives events for metrics.
+	Observer Observer
 }
 
 // Server is one Kafka listener.
@@ -47,6 +49,9 @@ type Server struct {
 func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	return &Server{cfg: cfg, log: cfg.Logger.With("listener", cfg.Name), conns: make(map[*conn]struct{})}
 }
@@ -86,6 +91,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		if n := s.openConn.Add(1); int(n) > s.cfg.MaxConnections {
 			s.openConn.Add(-1)
 			s.log.Warn("connection refused: too many connections", "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+			s.cfg.Observer.ConnRefused(s.cfg.Name)
 			nc.Close()
 			continue
 		}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
+)
+
+// startMetrics serves /metrics, /healthz and /readyz. It starts before the bridge so that
+// liveness answers while startup waits for Iggy.
+func (g *gateway) startMetrics() error {
+	ln, err := net.Listen("tcp", g.cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("metrics endpoint: %w", err)
+	}
+	g.metrics = metrics.New()
+	g.http = &http.Server{Handler: g.metrics.Handler(g.readiness), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := g.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			g.log.Error("metrics endpoint failed", "err", err)
+		}
+	}()
+	g.log.Info("metrics endpoint ready", "addr", ln.Addr().String())
+	return nil
+}
+
+func (g *gateway) observer() listener.Observer {
+	if g.metrics == nil {
+		return nil
+	}
+	return g.metrics
+}
+
+// readiness: the Kafka listeners serve and, with the bridge, Iggy answers a ping.
+func (g *gateway) readiness(ctx context.Context) error {
+	if !g.ready.Load() {
+		return errors.New("Kafka listeners not serving (starting or shutting down)")
+	}
+	if cl := g.bridge.Load(); cl != nil {
+		if err := cl.Ping(ctx); err != nil {
+			return fmt.Errorf("Iggy ping: %w", err)
+		}
+	}
+	return nil
+}
