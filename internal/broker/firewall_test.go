@@ -180,3 +180,66 @@ func undump(t *testing.T, dump string) []byte {
 	}
 	return out
 }
+
+// A truncated body at every accepted version of every listed API: the gateway answers
+// INVALID_REQUEST where the response has a top-level error field at that version, and closes
+// the connection otherwise. It never crashes.
+func TestUndecodableBodies(t *testing.T) {
+	g := startGateway(t, gatewayOpts{})
+	for _, a := range versions.All() {
+		for v := a.Min; v <= a.Max; v++ {
+			req := kmsg.RequestForKey(a.Key)
+			req.SetVersion(v)
+			frame := kmsg.NewRequestFormatter().AppendRequest(nil, req, 9)
+			// Replace the body with bytes no listed body can be: read as an int16 or int32
+			// length, or as a compact (uvarint) length, 0x7f... declares far more than remains;
+			// a body that takes no bytes leaves them trailing.
+			header := 4 + 8 + 2 // length, fixed header, null client id
+			if req.IsFlexible() {
+				header++ // empty header tags
+			}
+			bad := append(frame[:header:header], 0x7f, 0xff, 0xff, 0xff)
+			binary.BigEndian.PutUint32(bad, uint32(len(bad)-4))
+			c := dialRaw(t, g.addr)
+			if _, err := c.nc.Write(bad); err != nil {
+				t.Fatal(err)
+			}
+			f := c.frame()
+			name := kmsg.NameForKey(a.Key)
+			if f == nil {
+				if route := routes[a.Key]; route.invalid != nil && route.invalid(req) != nil {
+					t.Errorf("%s v%d: closed, but the response has an error field", name, v)
+				}
+				continue
+			}
+			resp := req.ResponseKind()
+			body := f[4:]
+			if resp.IsFlexible() && a.Key != kmsg.ApiVersions.Int16() {
+				body = body[1:]
+			}
+			if err := resp.ReadFrom(body); err != nil {
+				t.Fatalf("%s v%d: %v", name, v, err)
+			}
+			if code := topLevelErrorCode(resp); code != kerr.InvalidRequest.Code {
+				t.Errorf("%s v%d: error %d, want INVALID_REQUEST", name, v, code)
+			}
+		}
+	}
+	// The gateway is still serving.
+	c := dialRaw(t, g.addr)
+	c.roundTrip(kmsg.NewPtrApiVersionsRequest())
+}
+
+func topLevelErrorCode(resp kmsg.Response) int16 {
+	switch r := resp.(type) {
+	case *kmsg.ApiVersionsResponse:
+		return r.ErrorCode
+	case *kmsg.DescribeClusterResponse:
+		return r.ErrorCode
+	case *kmsg.InitProducerIDResponse:
+		return r.ErrorCode
+	case *kmsg.FindCoordinatorResponse:
+		return r.ErrorCode
+	}
+	return -2
+}

@@ -21,7 +21,8 @@ type Handler struct {
 	// observe, so consecutive concurrent requests may run at the same time.
 	Concurrent bool
 	// InvalidRequest builds the INVALID_REQUEST answer to an undecodable req (only its
-	// version is set). Nil means the response has no error field for it: close instead.
+	// version is set). A nil InvalidRequest, or a nil answer (the response has no error field
+	// at that version), closes the connection instead.
 	InvalidRequest func(req kmsg.Request) kmsg.Response
 	// Undecoded handlers get a request whose version is set but whose header (after the
 	// correlation id) and body are not decoded.
@@ -92,12 +93,14 @@ func parseFrame(cc *ConnContext, d Dispatcher, frame []byte) (*request, error) {
 		}
 	}
 	if err := decodeBody(r.req, rest); err != nil {
-		if h.InvalidRequest == nil {
+		if h.InvalidRequest != nil {
+			fresh := kmsg.RequestForKey(r.key)
+			fresh.SetVersion(r.version)
+			r.invalid = h.InvalidRequest(fresh)
+		}
+		if r.invalid == nil { // no error field to carry INVALID_REQUEST at this version
 			return r, reject("%s v%d: %v", kmsg.NameForKey(r.key), r.version, err)
 		}
-		fresh := kmsg.RequestForKey(r.key)
-		fresh.SetVersion(r.version)
-		r.invalid = h.InvalidRequest(fresh)
 		r.invalid.SetVersion(r.version)
 	}
 	return r, nil
