@@ -159,7 +159,7 @@ func (c *conn) readLoop() string {
 		c.requests++
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
 		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame)}
-		r, err := parseFrame(c.cc, c.s.cfg.Dispatcher, frame)
+		r, err := parseFrameSafe(c.cc, c.s.cfg.Dispatcher, frame)
 		sl.r = r
 		var rej *rejection
 		switch {

@@ -54,6 +54,17 @@ func reject(format string, args ...any) error {
 	return &rejection{reason: fmt.Sprintf(format, args...)}
 }
 
+// parseFrameSafe is parseFrame that turns a panic (a decoder bug on hostile input) into a
+// rejection of that connection instead of a crash of the process.
+func parseFrameSafe(cc *ConnContext, d Dispatcher, frame []byte) (r *request, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, reject("request decoding panicked: %v", p)
+		}
+	}()
+	return parseFrame(cc, d, frame)
+}
+
 // requestHeaderFixed is api key (2) + api version (2) + correlation id (4).
 const requestHeaderFixed = 8
 

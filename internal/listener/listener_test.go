@@ -471,3 +471,26 @@ func TestObserverSeesEveryRequestOnce(t *testing.T) {
 		t.Errorf("read %d opened %d closed %d", obs.read, obs.opened, obs.closed)
 	}
 }
+
+// A dispatcher or decoder that panics on a frame closes that connection only.
+func TestPanicWhileParsingClosesTheConnection(t *testing.T) {
+	d := panicky{basicRoutes()}
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	c.write(rawFrame(13, 0, 1, nil))
+	c.expectClosed()
+	c2 := dial(t, s.addr)
+	c2.send(kmsg.NewPtrDescribeClusterRequest(), 2)
+	if corr := c2.readResponse(kmsg.NewPtrDescribeClusterResponse()); corr != 2 {
+		t.Fatal(corr)
+	}
+}
+
+type panicky struct{ routes }
+
+func (p panicky) Lookup(cc *ConnContext, key, version int16) (Handler, bool) {
+	if key == 13 {
+		panic("lookup bug")
+	}
+	return p.routes.Lookup(cc, key, version)
+}
