@@ -55,7 +55,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startServer(t *testing.T, d Dispatcher, tweak func(*Config)) *testServer {
+func startServer(t testing.TB, d Dispatcher, tweak func(*Config)) *testServer {
 	t.Helper()
 	logs := &syncBuffer{}
 	cfg := Config{
@@ -90,11 +90,11 @@ func startServer(t *testing.T, d Dispatcher, tweak func(*Config)) *testServer {
 }
 
 type client struct {
-	t  *testing.T
+	t  testing.TB
 	nc net.Conn
 }
 
-func dial(t *testing.T, addr string) *client {
+func dial(t testing.TB, addr string) *client {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
