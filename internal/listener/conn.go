@@ -177,6 +177,9 @@ func (c *conn) readLoop() string {
 			}
 			gates := []chan struct{}{lastOrdered}
 			if r.h.Concurrent {
+				if len(concurrent) >= cap(c.sem) {
+					concurrent = pending(concurrent) // at most cap(c.sem) are still running
+				}
 				concurrent = append(concurrent, sl.done)
 			} else {
 				gates = append(gates, concurrent...)
@@ -188,6 +191,20 @@ func (c *conn) readLoop() string {
 		}
 		c.slots <- sl // never blocks: sem bounds the slots outstanding to its capacity
 	}
+}
+
+// pending keeps the channels that are not closed yet, in place.
+func pending(chans []chan struct{}) []chan struct{} {
+	out := chans[:0]
+	for _, ch := range chans {
+		select {
+		case <-ch:
+		default:
+			out = append(out, ch)
+		}
+	}
+	clear(chans[len(out):])
+	return out
 }
 
 // frameKey is the api key of a frame, or -1 when it is too short to have one.

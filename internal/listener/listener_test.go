@@ -494,3 +494,12 @@ func (p panicky) Lookup(cc *ConnContext, key, version int16) (Handler, bool) {
 	}
 	return p.routes.Lookup(cc, key, version)
 }
+
+func TestPendingDropsClosedChannels(t *testing.T) {
+	open1, open2 := make(chan struct{}), make(chan struct{})
+	chans := []chan struct{}{closedChan, open1, closedChan, open2, closedChan}
+	got := pending(chans)
+	if len(got) != 2 || got[0] != open1 || got[1] != open2 {
+		t.Fatalf("pending = %v", got)
+	}
+}
