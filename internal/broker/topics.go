@@ -11,6 +11,17 @@ import (
 // createTopic creates the Iggy topic behind a Kafka topic (and its stream when missing), and
 // returns it resolved. A topic created concurrently by someone else counts as created.
 func (b *Broker) createTopic(ctx context.Context, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
+	r, err := b.createNewTopic(ctx, kafkaTopic, partitions, opts)
+	if iggy.IsCode(err, iggy.CodeTopicNameAlreadyExists) {
+		b.topics.Invalidate(kafkaTopic)
+		return b.topics.Resolve(ctx, kafkaTopic)
+	}
+	return r, err
+}
+
+// createNewTopic is createTopic for CreateTopics: a topic that already exists is an error
+// carrying Iggy's TopicNameAlreadyExists code.
+func (b *Broker) createNewTopic(ctx context.Context, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
 	t := b.topics.Map().Resolve(kafkaTopic)
 	topic, err := b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
 	if isNotFound(err) {
@@ -18,10 +29,6 @@ func (b *Broker) createTopic(ctx context.Context, kafkaTopic string, partitions 
 			return topicmap.Resolved{}, fmt.Errorf("create stream %q: %w", t.Stream, serr)
 		}
 		topic, err = b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
-	}
-	if iggy.IsCode(err, iggy.CodeTopicNameAlreadyExists) {
-		b.topics.Invalidate(kafkaTopic)
-		return b.topics.Resolve(ctx, kafkaTopic)
 	}
 	if err != nil {
 		return topicmap.Resolved{}, fmt.Errorf("create topic %q in stream %q: %w", t.Topic, t.Stream, err)
