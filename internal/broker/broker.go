@@ -10,8 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
@@ -25,6 +27,11 @@ type Options struct {
 	// ClusterID is reported by Metadata and DescribeCluster; see ClusterID.
 	ClusterID string
 	Logger    *slog.Logger
+	// Offsets is the committed-offset store, already loaded; nil without the bridge.
+	Offsets *offsets.Store
+	// Groups configures the group coordinator (nil: groups.DefaultConfig()); New sets its
+	// Logger, Stored and OnGeneration.
+	Groups *groups.Config
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -35,6 +42,7 @@ type Broker struct {
 	clusterID string
 	topics    *topicmap.Cache
 	producers *producers.Allocator
+	groups    groupState
 
 	handlers map[int16]listener.Handler
 	// unsupportedAPIVersions serves ApiVersions at versions outside the table (KIP-511).
@@ -61,6 +69,11 @@ func New(opts Options) (*Broker, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
+		opts.Logger = log
+	}
+	gs, err := newGroupState(opts)
+	if err != nil {
+		return nil, err
 	}
 	b := &Broker{
 		cfg:       cfg,
@@ -68,6 +81,7 @@ func New(opts Options) (*Broker, error) {
 		log:       log,
 		clusterID: opts.ClusterID,
 		producers: alloc,
+		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
 	}

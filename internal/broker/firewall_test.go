@@ -240,6 +240,20 @@ func topLevelErrorCode(resp kmsg.Response) int16 {
 		return r.ErrorCode
 	case *kmsg.FindCoordinatorResponse:
 		return r.ErrorCode
+	case *kmsg.JoinGroupResponse:
+		return r.ErrorCode
+	case *kmsg.SyncGroupResponse:
+		return r.ErrorCode
+	case *kmsg.HeartbeatResponse:
+		return r.ErrorCode
+	case *kmsg.LeaveGroupResponse:
+		return r.ErrorCode
+	case *kmsg.ListGroupsResponse:
+		return r.ErrorCode
+	case *kmsg.OffsetFetchResponse:
+		return r.ErrorCode
+	case *kmsg.OffsetDeleteResponse:
+		return r.ErrorCode
 	}
 	return -2
 }

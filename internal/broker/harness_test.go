@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
@@ -34,6 +35,8 @@ type gatewayOpts struct {
 	env    []string
 	// wrap lets a test put a fault-injecting iggy.API between broker and client.
 	wrap func(iggy.API) iggy.API
+	// groups configures the group coordinator (nil: groups.DefaultConfig()).
+	groups *groups.Config
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -70,7 +73,9 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 		if o.wrap != nil {
 			opts.Iggy = o.wrap(cl)
 		}
+		opts.Offsets = loadOffsetStore(t, cl)
 	}
+	opts.Groups = o.groups
 	g.b, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +97,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		g.b.BeginShutdown()
 		g.srv.Shutdown(ctx)
 		<-done
 	})

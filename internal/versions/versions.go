@@ -43,12 +43,23 @@ func (a API) Accepts(v int16) bool { return v >= a.Min && v <= a.Max }
 // table is sorted by key. Keep it sorted: Lookup relies on it and a test checks it.
 var table = []API{
 	{Key: 3, Name: "Metadata", Min: 0, Max: 12},
+	{Key: 8, Name: "OffsetCommit", Min: 2, Max: 9,
+		Note: "stored in Iggy (coordinator log) with metadata and leader epoch; retention time ignored (offsets never expire)"},
+	{Key: 9, Name: "OffsetFetch", Min: 1, Max: 9, Note: "v8+ multi-group form"},
 	{Key: 10, Name: "FindCoordinator", Min: 0, Max: 6,
 		Note: "key type 1 (transaction) → 53 TRANSACTIONAL_ID_AUTHORIZATION_FAILED; share keys → 42"},
+	{Key: 11, Name: "JoinGroup", Min: 0, Max: 9, Note: "classic protocol; static membership (KIP-345) honoured"},
+	{Key: 12, Name: "Heartbeat", Min: 0, Max: 4},
+	{Key: 13, Name: "LeaveGroup", Min: 0, Max: 5},
+	{Key: 14, Name: "SyncGroup", Min: 0, Max: 5},
+	{Key: 15, Name: "DescribeGroups", Min: 0, Max: 5, Note: "authorized operations not provided"},
+	{Key: 16, Name: "ListGroups", Min: 0, Max: 5, Note: "every group is of type classic"},
 	{Key: 18, Name: "ApiVersions", Min: 0, Max: 4,
 		Note: "unsupported version → v0 body, error 35 and the full list (KIP-511); no finalized features"},
 	{Key: 22, Name: "InitProducerId", Min: 0, Max: 5,
 		Note: "transactional id → 35 UNSUPPORTED_VERSION (transactions are not supported)"},
+	{Key: 42, Name: "DeleteGroups", Min: 0, Max: 2},
+	{Key: 47, Name: "OffsetDelete", Min: 0, Max: 0},
 	{Key: 60, Name: "DescribeCluster", Min: 0, Max: 1},
 }
 

@@ -1,0 +1,108 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+)
+
+// groupState is the consumer-group side of the Broker: the classic group coordinator and the
+// committed-offset store behind it.
+type groupState struct {
+	coordinator *groups.Coordinator
+	// offsets is nil without the bridge: the offset APIs then answer
+	// COORDINATOR_LOAD_IN_PROGRESS and membership lives in memory only.
+	offsets *offsets.Store
+	// released ends every JoinGroup and SyncGroup parked in a rebalance (see BeginShutdown).
+	released context.Context
+	release  context.CancelFunc
+}
+
+// newGroupState builds the coordinator over the offset store (which the caller has loaded).
+// Stored stays unset without a store: a typed nil would make the coordinator call into it.
+func newGroupState(opts Options) (groupState, error) {
+	if opts.Offsets != nil && opts.Iggy == nil {
+		return groupState{}, errors.New("broker: an offset store needs the bridge (Options.Iggy)")
+	}
+	cfg := groups.DefaultConfig()
+	if opts.Groups != nil {
+		cfg = *opts.Groups
+	}
+	cfg.Logger = opts.Logger
+	if opts.Offsets != nil {
+		cfg.Stored = opts.Offsets
+		cfg.OnGeneration = opts.Offsets.OnGeneration
+	}
+	c, err := groups.New(cfg)
+	if err != nil {
+		return groupState{}, err
+	}
+	released, release := context.WithCancel(context.Background())
+	return groupState{coordinator: c, offsets: opts.Offsets, released: released, release: release}, nil
+}
+
+// BeginShutdown answers the JoinGroup and SyncGroup requests parked in a rebalance with
+// COORDINATOR_NOT_AVAILABLE, and every later one at once, so that draining connections do not
+// wait for a rebalance to end; clients then look for the coordinator again. Call it when the
+// gateway starts shutting down.
+func (b *Broker) BeginShutdown() { b.groups.release() }
+
+// rebalanceContext is the context a JoinGroup or SyncGroup waits under: the connection's
+// lifetime (a barrier can last the whole rebalance timeout, so never a request deadline),
+// ended early by BeginShutdown.
+func (b *Broker) rebalanceContext(conn context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(conn)
+	stop := context.AfterFunc(b.groups.released, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// groupClient identifies the connection to the coordinator, reported per member by
+// DescribeGroups: the client id and the peer address in Kafka's "/host" form.
+func groupClient(cc *listener.ConnContext) groups.Client {
+	host := ""
+	if cc.RemoteAddr != nil {
+		host = cc.RemoteAddr.String()
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = "/" + host
+	}
+	return groups.Client{ID: cc.ClientID(), Host: host}
+}
+
+// offsetsUnavailable is the answer of the offset APIs while nothing can be stored (bridge
+// off), as SPEC §4.3 requires: retriable, and nothing looks stored.
+var offsetsUnavailable = kerr.CoordinatorLoadInProgress
+
+// checkOffsetTopic tells the offset APIs whether topic exists in Iggy and how many partitions
+// it has. Kafka refuses commits to partitions it does not host (UNKNOWN_TOPIC_OR_PARTITION);
+// when Iggy cannot tell, the answer is retriable (COORDINATOR_LOAD_IN_PROGRESS), never a
+// refusal that a client would treat as final.
+func (b *Broker) checkOffsetTopic(ctx context.Context, topic string) (partitions int32, code int16) {
+	r, err := b.topics.Resolve(ctx, topic)
+	switch {
+	case err == nil:
+		return int32(r.Partitions), 0
+	case isNotFound(err):
+		return 0, kerr.UnknownTopicOrPartition.Code
+	case isUnauthorized(err):
+		return 0, kerr.TopicAuthorizationFailed.Code
+	default:
+		b.log.Warn("offset API: resolving topic failed", "topic", topic, "err", err)
+		return 0, kerr.CoordinatorLoadInProgress.Code
+	}
+}
+
+// partitionCode is code for a partition of a topic checked by checkOffsetTopic.
+func partitionCode(topicCode int16, partitions, partition int32) int16 {
+	if topicCode == 0 && (partition < 0 || partition >= partitions) {
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	return topicCode
+}

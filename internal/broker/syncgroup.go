@@ -1,0 +1,28 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+)
+
+func init() {
+	register(kmsg.SyncGroup, route{
+		serve: typed((*Broker).syncGroup),
+		invalid: func(req kmsg.Request) kmsg.Response {
+			resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return resp
+		},
+	})
+}
+
+// syncGroup parks a follower until the leader's assignments arrive (see joinGroup).
+func (b *Broker) syncGroup(ctx context.Context, _ *listener.ConnContext, req *kmsg.SyncGroupRequest) (kmsg.Response, error) {
+	ctx, cancel := b.rebalanceContext(ctx)
+	defer cancel()
+	return b.groups.coordinator.SyncGroup(ctx, req), nil
+}
