@@ -18,6 +18,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 )
 
 // Exit codes.
@@ -84,6 +85,7 @@ type gateway struct {
 	http     *http.Server
 	ready    atomic.Bool                 // Kafka listeners are serving
 	bridge   atomic.Pointer[iggy.Client] // for readiness checks from the HTTP goroutines
+	offsets  *offsets.Store              // committed offsets; nil without the bridge
 	broker   *broker.Broker
 	servers  []*listener.Server
 	serveErr chan error
@@ -113,7 +115,11 @@ func (g *gateway) start(ctx context.Context) error {
 		if err := ensureStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
 			return err
 		}
+		if g.offsets, err = loadOffsets(ctx, cl, g.log); err != nil {
+			return err
+		}
 		opts.Iggy = cl
+		opts.Offsets = g.offsets
 		opts.ClusterID = broker.ClusterID(clusterSeed(ctx, cl, cfg.Bridge.Addr))
 	} else {
 		g.log.Warn("bridge to Iggy is off: Kafka data and topic APIs store nothing and say so (set IGGY_KAFKA_BRIDGE_ENABLED=true, or --dev to try it out)")
@@ -174,6 +180,7 @@ func (g *gateway) listen() error {
 // shutdown drains the listeners within the drain timeout.
 func (g *gateway) shutdown() {
 	g.ready.Store(false)
+	g.broker.BeginShutdown() // parked JoinGroup/SyncGroup requests must not hold up the drain
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Limits.ShutdownDrainTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -188,6 +195,7 @@ func (g *gateway) shutdown() {
 	}
 	wg.Wait()
 	g.serving.Wait()
+	g.closeOffsets()
 }
 
 // close releases Iggy sessions and the dev server; safe after a partial start.

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+)
+
+// loadOffsets opens the committed-offset store over the coordinator log in Iggy and rebuilds
+// its view (latest checkpoint plus the records after it) before any Kafka connection is
+// accepted, so that no client is ever told "nothing committed" for a group that has commits.
+func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger) (*offsets.Store, error) {
+	cfg := offsets.DefaultConfig(offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
+	cfg.Logger = log.With("component", "offsets")
+	store, err := offsets.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if err := store.Load(ctx); err != nil {
+		hint := ""
+		if iggy.IsCode(err, iggy.CodeUnauthorized) {
+			hint = " (the bridge account needs permission to create and write the stream)"
+		}
+		return nil, fmt.Errorf("loading committed offsets from Iggy stream %q, topic %q%s: %w",
+			offsets.DefaultStream, offsets.DefaultTopic, hint, err)
+	}
+	log.Info("committed offsets loaded", "iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic,
+		"duration", time.Since(start).Round(time.Millisecond))
+	return store, nil
+}
+
+// offsetsCloseTimeout bounds the checkpoint written at shutdown.
+const offsetsCloseTimeout = 10 * time.Second
+
+// closeOffsets writes a checkpoint of what changed since the last one, so the next start
+// replays nothing. Call it once no request can commit any more.
+func (g *gateway) closeOffsets() {
+	if g.offsets == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), offsetsCloseTimeout)
+	defer cancel()
+	if err := g.offsets.Close(ctx); err != nil {
+		g.log.Warn("writing the committed-offset checkpoint at shutdown failed; the next start replays more of the coordinator log", "err", err)
+	}
+	g.offsets = nil
+}

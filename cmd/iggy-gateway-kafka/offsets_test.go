@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+)
+
+// Commits survive a gateway restart against the same Iggy: offset 0, metadata and leader
+// epoch come back exactly, and the group is listed as Empty.
+func TestCommittedOffsetsSurviveRestart(t *testing.T) {
+	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	root, err := iggy.Dial(ctx, iggy.Config{Addr: srv.Addr(), Username: "iggy", Password: "iggy", PoolSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := root.CreateStream(ctx, "kafka"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.CreateTopic(ctx, iggy.Name("kafka"), "orders", 2, iggy.TopicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	want := kadm.Offsets{}
+	want.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 0, LeaderEpoch: 3, Metadata: "first"})
+	want.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 42, LeaderEpoch: -1, Metadata: ""})
+
+	kafkaAddr := freeAddr(t)
+	first := start(t, nil, bridgeEnv(kafkaAddr, srv.Addr(), "iggy")...)
+	waitKafka(t, kafkaAddr, 20*time.Second)
+	committed, err := admin(t, kafkaAddr).CommitOffsets(ctx, "g", want)
+	if err != nil || committed.Error() != nil {
+		t.Fatalf("commit: %v %v", err, committed.Error())
+	}
+	first.cancel()
+	if code := first.exitCode(t, 30*time.Second); code != exitOK {
+		t.Fatalf("first gateway exit code %d", code)
+	}
+
+	kafkaAddr = freeAddr(t)
+	second := start(t, nil, bridgeEnv(kafkaAddr, srv.Addr(), "iggy")...)
+	waitKafka(t, kafkaAddr, 20*time.Second)
+	adm := admin(t, kafkaAddr)
+	got, err := adm.FetchOffsets(ctx, "g")
+	if err != nil || got.Error() != nil {
+		t.Fatalf("fetch: %v %v", err, got.Error())
+	}
+	want.Each(func(o kadm.Offset) {
+		g, ok := got.Lookup(o.Topic, o.Partition)
+		if !ok || g.At != o.At || g.LeaderEpoch != o.LeaderEpoch || g.Metadata != o.Metadata {
+			t.Errorf("after restart %s/%d: %+v, want %+v", o.Topic, o.Partition, g.Offset, o)
+		}
+	})
+	listed, err := adm.ListGroups(ctx)
+	if err != nil || len(listed) != 1 || listed["g"].State != "Empty" {
+		t.Errorf("ListGroups after restart: %+v %v", listed, err)
+	}
+	if logs := second.logs.String(); !strings.Contains(logs, "committed offsets loaded") {
+		t.Errorf("log:\n%s", logs)
+	}
+}
+
+// A bridge account that may not create the coordinator log stops startup with a clear error:
+// the gateway never runs without a place to keep commits.
+func TestOffsetsNeedTheirStream(t *testing.T) {
+	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	root, err := iggy.Dial(ctx, iggy.Config{Addr: srv.Addr(), Username: "iggy", Password: "iggy", PoolSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := root.CreateStream(ctx, "kafka"); err != nil {
+		t.Fatal(err)
+	}
+	perms := &iggy.Permissions{Global: iggy.GlobalPermissions{ReadStreams: true, ReadTopics: true}}
+	if _, err := root.CreateUser(ctx, "reader", "reader-pw", iggy.UserActive, perms); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, nil, bridgeEnv(freeAddr(t), srv.Addr(), "reader-pw", "IGGY_KAFKA_IGGY_USERNAME=reader")...)
+	if code := p.exitCode(t, 30*time.Second); code != exitFailure {
+		t.Fatalf("exit code %d", code)
+	}
+	if logs := p.logs.String(); !strings.Contains(logs, "loading committed offsets from Iggy stream") || !strings.Contains(logs, "needs permission") {
+		t.Errorf("log:\n%s", logs)
+	}
+}
+
