@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+)
+
+// bench is the environment of one comparison: the Iggy server, the gateway, the direct Iggy
+// client and the two test topics (one per path, same partitions, same records).
+type bench struct {
+	o        *Options
+	l        layout
+	progress io.Writer
+
+	mem      *memserver.Server // nil with --iggy-addr
+	iggyAddr string
+	iggy     *iggy.Client
+
+	gw       *gatewayProc // nil with --gateway-addr or without the gateway legs
+	gwAddr   string
+	gwPID    int // 0: gateway CPU and RSS are not measured
+	prof     *profiler
+	buildDir string
+
+	gwTopic, directTopic string
+	// batches is the record count of each batch franz-go wrote in the gateway produce leg, per
+	// lane (producer*partitions + partition), as franz-go reported them (batches of concurrent
+	// requests may be reported out of order): the direct leg sends batches of the same sizes.
+	batches [][]int
+}
+
+// newBench starts or connects to Iggy and the gateway and creates the test topics.
+func newBench(ctx context.Context, o *Options, progress io.Writer) (b *bench, err error) {
+	b = &bench{o: o, l: layout{records: o.Records, producers: o.Producers, partitions: o.Partitions}, progress: progress}
+	defer func() {
+		if err != nil {
+			b.close()
+			b = nil
+		}
+	}()
+	b.iggyAddr = o.IggyAddr
+	if b.iggyAddr == "" {
+		b.mem, err = memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: o.IggyUsername, RootPassword: o.IggyPassword})
+		if err != nil {
+			return nil, fmt.Errorf("in-memory Iggy server: %w", err)
+		}
+		b.iggyAddr = b.mem.Addr()
+	}
+	b.iggy, err = iggy.Dial(ctx, iggy.Config{Addr: b.iggyAddr, Username: o.IggyUsername, Password: o.IggyPassword, SDKName: "iggy-gateway-load"})
+	if err != nil {
+		return nil, fmt.Errorf("Iggy at %s: %w", b.iggyAddr, err)
+	}
+	if o.Gateway {
+		if err := b.startGateway(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.createTopics(ctx); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *bench) startGateway(ctx context.Context) error {
+	o := b.o
+	if o.GatewayAddr != "" {
+		b.gwAddr, b.gwPID = o.GatewayAddr, o.GatewayPID
+		return waitKafka(ctx, b.gwAddr, nil)
+	}
+	hook := o.ProfileDir != ""
+	bin := o.GatewayBin
+	if bin == "" {
+		var err error
+		if b.buildDir, err = os.MkdirTemp("", "iggy-gateway-load-"); err != nil {
+			return err
+		}
+		start := time.Now()
+		if bin, err = buildGateway(ctx, b.buildDir, hook); err != nil {
+			return err
+		}
+		fmt.Fprintf(b.progress, "built the gateway in %s\n", time.Since(start).Round(time.Millisecond))
+	}
+	g, err := startGateway(ctx, bin, iggyTarget{b.iggyAddr, o.IggyUsername, o.IggyPassword, o.IggyStream}, hook, o.GatewayEnv)
+	if err != nil {
+		return err
+	}
+	b.gw, b.gwAddr, b.gwPID = g, g.addr, g.pid()
+	if hook {
+		if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+			return err
+		}
+		b.prof = newProfiler(g.pprofAddr, o.ProfileDir)
+	}
+	return nil
+}
+
+// createTopics creates one topic per path in the gateway's stream (and the stream when a
+// direct-only run has no gateway to create it).
+func (b *bench) createTopics(ctx context.Context) error {
+	stream := iggy.Name(b.o.IggyStream)
+	if _, err := b.iggy.GetStream(ctx, stream); err != nil {
+		if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
+			return fmt.Errorf("stream %q: %w", b.o.IggyStream, err)
+		}
+		if _, err := b.iggy.CreateStream(ctx, b.o.IggyStream); err != nil && !iggy.IsCode(err, iggy.CodeStreamNameAlreadyExists) {
+			return fmt.Errorf("create stream %q: %w", b.o.IggyStream, err)
+		}
+	}
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	b.gwTopic, b.directTopic = "load-"+run+"-gateway", "load-"+run+"-direct"
+	for _, name := range []string{b.gwTopic, b.directTopic} {
+		if _, err := b.iggy.CreateTopic(ctx, stream, name, uint32(b.o.Partitions), iggy.TopicOptions{}); err != nil {
+			return fmt.Errorf("create topic %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// highWatermarks returns one past the last offset of each partition of topic, from Iggy.
+func (b *bench) highWatermarks(ctx context.Context, topic string) ([]int64, error) {
+	t, err := b.iggy.GetTopic(ctx, iggy.Name(b.o.IggyStream), iggy.Name(topic))
+	if err != nil {
+		return nil, fmt.Errorf("topic %q: %w", topic, err)
+	}
+	ends := make([]int64, b.o.Partitions)
+	for _, p := range t.Partitions {
+		if int(p.ID) >= len(ends) {
+			return nil, fmt.Errorf("topic %q has partition %d, want %d partitions", topic, p.ID, b.o.Partitions)
+		}
+		ends[p.ID] = int64(p.HighWatermark())
+	}
+	return ends, nil
+}
+
+// close deletes the topics (unless kept) and stops what newBench started.
+func (b *bench) close() error {
+	var errs []error
+	if b.iggy != nil {
+		if !b.o.KeepTopics && b.gwTopic != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			for _, name := range []string{b.gwTopic, b.directTopic} {
+				if err := b.iggy.DeleteTopic(ctx, iggy.Name(b.o.IggyStream), iggy.Name(name)); err != nil {
+					errs = append(errs, fmt.Errorf("delete topic %q: %w", name, err))
+				}
+			}
+			cancel()
+		}
+		b.iggy.Close()
+	}
+	if b.gw != nil {
+		if err := b.gw.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("gateway exited with %v\n%s", err, b.gw.out.String()))
+		}
+	}
+	if b.mem != nil {
+		b.mem.Close()
+	}
+	if b.buildDir != "" {
+		os.RemoveAll(b.buildDir)
+	}
+	return errors.Join(errs...)
+}
+
+// legResult is the measurement of one leg.
+type legResult struct {
+	Name    string
+	Records int64 // records written, or distinct records verified
+	Bytes   int64 // value bytes of Records
+	Elapsed time.Duration
+	// Requests are produce or fetch requests through the gateway, sends or polls directly.
+	Requests percentiles
+	// RecordLatency is from Produce to the record's promise (gateway produce only).
+	RecordLatency percentiles
+	// GatewayCPU and GatewayPeakRSS are measured when the gateway's pid is known and the leg
+	// goes through it.
+	GatewayCPU      time.Duration
+	GatewayPeakRSS  int64
+	GatewayMeasured bool
+	// ToolCPU is this process: load generator, verifier and, by default, the Iggy server.
+	ToolCPU time.Duration
+	// MeanBatch is the mean records per produce batch (franz-go) or send (direct).
+	MeanBatch float64
+	// WireRatio is compressed/uncompressed bytes of franz-go's batches (gateway produce).
+	WireRatio float64
+	Verify    *verifyReport // consume legs
+	Profile   string        // CPU profile path
+	Err       error
+}
+
+// rate returns records/s and MB/s (10^6 bytes of record values).
+func (r *legResult) rate() (recs, mb float64) {
+	s := r.Elapsed.Seconds()
+	if s <= 0 {
+		return 0, 0
+	}
+	return float64(r.Records) / s, float64(r.Bytes) / s / 1e6
+}
+
+// measure runs one leg and fills in its resource figures: the gateway process's CPU and peak
+// RSS (when viaGateway and its pid is known), this process's CPU and, when the gateway was
+// built with the hook, a CPU profile.
+func (b *bench) measure(ctx context.Context, name string, viaGateway bool, leg func(ctx context.Context, r *legResult) error) *legResult {
+	fmt.Fprintf(b.progress, "%s ...\n", name)
+	r := &legResult{Name: name}
+	gw := viaGateway && b.gwPID != 0
+	var cpu0 time.Duration
+	if gw {
+		if err := resetPeakRSS(b.gwPID); err != nil {
+			fmt.Fprintf(b.progress, "  cannot reset the gateway's peak RSS (%v): the figure covers the whole run so far\n", err)
+		}
+		var err error
+		if cpu0, err = procCPU(b.gwPID); err != nil {
+			fmt.Fprintf(b.progress, "  gateway CPU not measured: %v\n", err)
+			gw = false
+		}
+	}
+	profiling := viaGateway && b.prof != nil
+	if profiling {
+		if err := b.prof.start(ctx); err != nil {
+			r.Err = err
+			return r
+		}
+	}
+	self0 := selfCPU()
+	r.Err = leg(ctx, r)
+	r.ToolCPU = selfCPU() - self0
+	if gw {
+		cpu1, err1 := procCPU(b.gwPID)
+		rss, err2 := procPeakRSS(b.gwPID)
+		if err := errors.Join(err1, err2); err != nil {
+			fmt.Fprintf(b.progress, "  gateway CPU/RSS not measured: %v\n", err)
+		} else {
+			r.GatewayCPU, r.GatewayPeakRSS, r.GatewayMeasured = cpu1-cpu0, rss, true
+		}
+	}
+	if profiling {
+		path, err := b.prof.stop(context.WithoutCancel(ctx), legFileName(name))
+		if err != nil {
+			r.Err = errors.Join(r.Err, err)
+		}
+		r.Profile = path
+	}
+	if r.Err != nil {
+		fmt.Fprintf(b.progress, "  failed: %v\n", r.Err)
+	}
+	return r
+}
+
+// legFileName turns "produce gateway" into "produce".
+func legFileName(name string) string {
+	for i := range len(name) {
+		if name[i] == ' ' {
+			return name[:i]
+		}
+	}
+	return name
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+)
+
+// needGateway skips tests that build and start the gateway in -short runs, as the end-to-end
+// tests do, unless IGGYGW_E2E_REQUIRED=1 (CI) makes them mandatory.
+func needGateway(t *testing.T) {
+	t.Helper()
+	if testing.Short() && os.Getenv("IGGYGW_E2E_REQUIRED") != "1" {
+		t.Skip("builds and starts the gateway; skipped in -short runs")
+	}
+}
+
+func tinyOptions() *Options {
+	o := defaultOptions()
+	o.Records, o.RecordSize, o.Partitions, o.Producers = 3000, 100, 3, 2
+	o.StallTimeout = 20 * time.Second
+	return &o
+}
+
+// TestCompareRunsEveryLeg runs the whole comparison with a tiny load, lz4 compression and the
+// profiling hook, and checks that every leg ran, verified every record and was measured.
+func TestCompareRunsEveryLeg(t *testing.T) {
+	needGateway(t)
+	o := tinyOptions()
+	o.Codec = "lz4"
+	o.ProfileDir = t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var progress bytes.Buffer
+	res, err := compare(ctx, o, &progress)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	var out bytes.Buffer
+	printReport(&out, res)
+	t.Logf("report:\n%s", out.String())
+	if !res.ok() {
+		t.Fatalf("comparison failed:\n%s\n%s", progress.String(), out.String())
+	}
+	for _, name := range []string{legProduceGateway, legProduceDirect, legConsumeGateway, legConsumeDirect} {
+		l := res.leg(name)
+		switch {
+		case l == nil:
+			t.Fatalf("leg %q did not run", name)
+		case l.Records != int64(o.Records) || l.Elapsed <= 0 || l.Requests.N == 0:
+			t.Errorf("%s: %d records in %s over %d requests", name, l.Records, l.Elapsed, l.Requests.N)
+		case strings.HasSuffix(name, "gateway") && (!l.GatewayMeasured || l.GatewayPeakRSS <= 0):
+			t.Errorf("%s: gateway resources not measured", name)
+		}
+		if strings.HasPrefix(name, "consume") && (l.Verify == nil || l.Verify.Valid != o.Records) {
+			t.Errorf("%s: verification %+v", name, l.Verify)
+		}
+		if strings.HasSuffix(name, "gateway") {
+			prof, err := os.ReadFile(l.Profile)
+			if err != nil || !bytes.HasPrefix(prof, []byte{0x1f, 0x8b}) {
+				t.Errorf("%s: profile %q: %v, %d bytes", name, l.Profile, err, len(prof))
+			}
+		}
+	}
+	if pg := res.leg(legProduceGateway); pg.RecordLatency.N != o.Records || pg.WireRatio <= 0 || pg.WireRatio >= 1 {
+		t.Errorf("produce gateway: %d record latencies, lz4 wire ratio %.2f", pg.RecordLatency.N, pg.WireRatio)
+	}
+	// The direct leg sent the batches franz-go cut.
+	if pg, pd := res.leg(legProduceGateway), res.leg(legProduceDirect); pg.MeanBatch != pd.MeanBatch {
+		t.Errorf("records per batch: gateway %.1f, direct %.1f", pg.MeanBatch, pd.MeanBatch)
+	}
+	if !strings.Contains(out.String(), "gateway/direct produce rate") || !strings.Contains(out.String(), "gateway/direct consume rate") {
+		t.Errorf("report without ratios:\n%s", out.String())
+	}
+}
+
+// TestConsumersReportBadRecords stores a corrupt record and a duplicate in each topic after
+// the produce legs and checks that both consumers report them: the verification can fail.
+func TestConsumersReportBadRecords(t *testing.T) {
+	needGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := tinyOptions()
+	var err error
+	if o.GatewayBin, err = buildGateway(ctx, t.TempDir(), false); err != nil {
+		t.Fatal(err)
+	}
+	b, err := newBench(ctx, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := b.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, path := range []struct {
+		topic            string
+		produce, consume func(context.Context, *legResult) error
+	}{
+		{b.gwTopic, b.produceGateway, b.consumeGateway},
+		{b.directTopic, b.produceDirect, b.consumeDirect},
+	} {
+		if err := path.produce(ctx, &legResult{}); err != nil {
+			t.Fatalf("%s: produce: %v", path.topic, err)
+		}
+		corrupt := make([]byte, o.RecordSize)
+		fillValue(corrupt, 5)
+		corrupt[50] ^= 0x40
+		duplicate := make([]byte, o.RecordSize)
+		fillValue(duplicate, 0) // record 0 belongs to partition 0
+		headers, err := gatewayHeaders()
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := []iggy.Message{{Payload: corrupt, Headers: headers}, {Payload: duplicate, Headers: headers}}
+		if _, err := b.iggy.SendMessages(ctx, iggy.Name(o.IggyStream), iggy.Name(path.topic), 0, msgs); err != nil {
+			t.Fatal(err)
+		}
+		var r legResult
+		err = path.consume(ctx, &r)
+		if err == nil || !strings.Contains(err.Error(), "1 duplicated, 1 corrupt") {
+			t.Errorf("%s: consume error %v, want one duplicated and one corrupt record", path.topic, err)
+		}
+		if r.Verify == nil || r.Verify.Valid != o.Records || r.Verify.Consumed != o.Records+2 {
+			t.Errorf("%s: verification %+v", path.topic, r.Verify)
+		}
+	}
+}
