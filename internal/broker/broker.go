@@ -42,6 +42,7 @@ type Broker struct {
 	clusterID string
 	topics    *topicmap.Cache
 	producers *producers.Allocator
+	data      dataPlane // Produce/Fetch/ListOffsets state (partitions.go)
 	groups    groupState
 
 	handlers map[int16]listener.Handler

@@ -7,6 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
+	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
 )
 
 // isNotFound reports whether err is Iggy's "stream or topic not found".
@@ -35,5 +37,64 @@ func topicErrorCode(err error) int16 {
 		return kerr.RequestTimedOut.Code
 	default:
 		return kerr.LeaderNotAvailable.Code
+	}
+}
+
+// dataErrorCode maps an error of the data path (a send, a poll, a topic read) to the
+// per-partition Kafka code, following the upstream gateway. write tells a SendMessages apart:
+// a send that may have landed answers REQUEST_TIMED_OUT, so that the producer retries knowing
+// a duplicate is possible, while a read that failed on the connection is simply retriable.
+func dataErrorCode(err error, write bool) int16 {
+	switch {
+	case err == nil:
+		return 0
+	case isNotFound(err), iggy.IsCode(err, iggy.CodePartitionNotFound, iggy.CodeNoPartitions):
+		return kerr.UnknownTopicOrPartition.Code
+	case isUnauthorized(err):
+		return kerr.TopicAuthorizationFailed.Code
+	case write && iggy.MaybeApplied(err), errors.Is(err, context.DeadlineExceeded),
+		iggy.IsCode(err, iggy.CodeTransientNotCommitted):
+		return kerr.RequestTimedOut.Code
+	case errors.Is(err, iggy.ErrConnection), errors.Is(err, context.Canceled),
+		iggy.IsCode(err, iggy.CodeTransientNotAccepted, iggy.CodeDisconnected, iggy.CodeNotConnected, iggy.CodeStaleClient):
+		return kerr.NotLeaderForPartition.Code
+	case iggy.IsCode(err, iggy.CodeTooBigUserHeaders, iggy.CodeTooBigMessagePayload):
+		return kerr.MessageTooLarge.Code
+	case iggy.IsCode(err, iggy.CodeEmptyMessagePayload, iggy.CodeInvalidMessagePayloadLength, iggy.CodeInvalidHeaderKind):
+		return kerr.InvalidRecord.Code
+	case iggy.IsCode(err, iggy.CodeInvalidMessageChecksum, iggy.CodeInvalidBatchChecksum, iggy.CodeInvalidMessageTimestampDelta):
+		return kerr.CorruptMessage.Code
+	default:
+		return kerr.UnknownServerError.Code
+	}
+}
+
+// fetchErrorCode folds a code into the set the Java consumer accepts on a Fetch partition
+// without failing the application (0, 1, 3, 6, 29, -1): timeouts become retriable
+// NOT_LEADER_OR_FOLLOWER, anything else UNKNOWN_SERVER_ERROR, which it logs and retries.
+func fetchErrorCode(code int16) int16 {
+	switch code {
+	case 0, kerr.OffsetOutOfRange.Code, kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code,
+		kerr.TopicAuthorizationFailed.Code, kerr.UnknownServerError.Code:
+		return code
+	case kerr.RequestTimedOut.Code:
+		return kerr.NotLeaderForPartition.Code
+	case kerr.InvalidTopicException.Code:
+		return kerr.UnknownTopicOrPartition.Code
+	default:
+		return kerr.UnknownServerError.Code
+	}
+}
+
+// recordErrorCode maps a refusal of a produced batch (internal/kbatch, internal/mapping) to
+// its Kafka code.
+func recordErrorCode(err error) int16 {
+	switch {
+	case errors.Is(err, kbatch.ErrBudgetExceeded), errors.Is(err, mapping.ErrTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, kbatch.ErrCorrupt):
+		return kerr.CorruptMessage.Code
+	default:
+		return kerr.InvalidRecord.Code
 	}
 }

@@ -32,6 +32,9 @@ func TestFirewallBoundaries(t *testing.T) {
 			if av, ok := req.(*kmsg.ApiVersionsRequest); ok {
 				av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1.0"
 			}
+			if pr, ok := req.(*kmsg.ProduceRequest); ok {
+				pr.Acks = -1 // acks=0 is answered with nothing
+			}
 			switch {
 			case accepted:
 				resp := c.roundTrip(req)
@@ -253,6 +256,8 @@ func topLevelErrorCode(resp kmsg.Response) int16 {
 	case *kmsg.OffsetFetchResponse:
 		return r.ErrorCode
 	case *kmsg.OffsetDeleteResponse:
+		return r.ErrorCode
+	case *kmsg.FetchResponse:
 		return r.ErrorCode
 	}
 	return -2

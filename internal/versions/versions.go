@@ -42,6 +42,12 @@ func (a API) Accepts(v int16) bool { return v >= a.Min && v <= a.Max }
 
 // table is sorted by key. Keep it sorted: Lookup relies on it and a test checks it.
 var table = []API{
+	{Key: 0, Name: "Produce", Min: 3, Max: 9, AdvertiseFromV0: true,
+		Note: "advertised from v0 for librdkafka (KAFKA-18659); zstd needs v7+ (else 76); transactional → 35; acks other than 0/1/-1 → 21"},
+	{Key: 1, Name: "Fetch", Min: 4, Max: 12,
+		Note: "no fetch sessions: session id 0 always, continuing a session → 70 FETCH_SESSION_ID_NOT_FOUND"},
+	{Key: 2, Name: "ListOffsets", Min: 1, Max: 7,
+		Note: "by timestamp: first record with Kafka timestamp ≥ target, searched from Iggy's append-time lookup"},
 	{Key: 3, Name: "Metadata", Min: 0, Max: 12},
 	{Key: 8, Name: "OffsetCommit", Min: 2, Max: 9,
 		Note: "stored in Iggy (coordinator log) with metadata and leader epoch; retention time ignored (offsets never expire)"},

@@ -1,0 +1,368 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+func init() {
+	// Concurrent: a Fetch changes nothing, so consecutive fetches of a connection may wait
+	// together; a later Produce still waits for them (and a Fetch after a Produce sees it).
+	register(kmsg.Fetch, route{
+		serve:      typed((*Broker).fetch),
+		concurrent: true,
+		invalid: func(req kmsg.Request) kmsg.Response {
+			if req.GetVersion() < 7 {
+				return nil // no top-level error field before v7: close
+			}
+			resp := req.ResponseKind().(*kmsg.FetchResponse)
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return resp
+		},
+	})
+}
+
+const (
+	// maxFetchWait caps max_wait_ms, as the upstream gateway does.
+	maxFetchWait = 18 * time.Second
+	// fetchReadTimeout bounds one pass of Iggy reads.
+	fetchReadTimeout = 5 * time.Second
+	// Poll sizes: counts are derived from the bytes wanted and the recent message size. The
+	// first poll of a partition is kept small because the size may be stale; later polls of
+	// the same request use what the previous one showed.
+	firstPollCount = 64
+	maxPollCount   = 4096
+	maxPollRounds  = 32
+	// defaultMessageSize is assumed when nothing is known about a partition's messages.
+	defaultMessageSize = 1 << 10
+)
+
+// fetchPart is one requested partition.
+type fetchPart struct {
+	key      partKey
+	st       *partState
+	out      *kmsg.FetchResponseTopicPartition
+	offset   int64
+	maxBytes int
+	// final: answered without reading Iggy (unknown topic, bridge off); never read again.
+	final bool
+}
+
+// fetchTopic is one requested topic and its partitions (a range of fetchRequest.parts).
+type fetchTopic struct {
+	kafka      string
+	target     topicmap.Target
+	start, end int
+}
+
+// fetchRequest is a Fetch being served.
+type fetchRequest struct {
+	cc       *listener.ConnContext
+	topics   []fetchTopic
+	parts    []fetchPart
+	maxBytes int
+	enc      mapping.BatchEncoder
+}
+
+// fetch reads each partition from its fetch offset, waiting up to max_wait_ms for min_bytes
+// of data (SPEC §6). Fetch sessions are not kept: every request is a full fetch, and a
+// request that continues a session gets FETCH_SESSION_ID_NOT_FOUND, after which clients fall
+// back to full fetches (Java and franz-go do, librdkafka never uses sessions).
+func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.FetchRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if req.Version >= 7 && req.SessionEpoch != 0 && req.SessionEpoch != -1 {
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return resp, nil
+	}
+	f := b.newFetch(cc, req, resp)
+	if b.bridgeOff() {
+		for i := range f.parts {
+			f.parts[i].fail(kerr.NotLeaderForPartition.Code)
+		}
+		return resp, nil
+	}
+	bytes, errored := b.readFetch(ctx, f)
+	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, maxFetchWait)
+	if errored || bytes >= int(req.MinBytes) || wait <= 0 {
+		return resp, nil
+	}
+	if err := b.waitFetch(ctx, f, max(int(req.MinBytes), 1), wait); err != nil {
+		return nil, err
+	}
+	b.readFetch(ctx, f)
+	return resp, nil
+}
+
+// newFetch lays out the response in request order and resolves the topics.
+func (b *Broker) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) *fetchRequest {
+	n := 0
+	for i := range req.Topics {
+		n += len(req.Topics[i].Partitions)
+	}
+	f := &fetchRequest{cc: cc, parts: make([]fetchPart, 0, n), maxBytes: int(req.MaxBytes)}
+	if f.maxBytes <= 0 || f.maxBytes > b.cfg.Limits.MaxFrameSize {
+		f.maxBytes = b.cfg.Limits.MaxFrameSize
+	}
+	resp.Topics = make([]kmsg.FetchResponseTopic, len(req.Topics))
+	for i := range req.Topics {
+		rt, t := &req.Topics[i], &resp.Topics[i]
+		*t = kmsg.NewFetchResponseTopic()
+		t.Topic = rt.Topic
+		t.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
+		ft := fetchTopic{kafka: rt.Topic, start: len(f.parts)}
+		valid := topicmap.ValidateKafkaName(rt.Topic) == nil
+		if valid && !b.bridgeOff() {
+			ft.target = b.topics.Map().Resolve(rt.Topic)
+		}
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			t.Partitions[j] = kmsg.NewFetchResponseTopicPartition()
+			fp := fetchPart{out: &t.Partitions[j], offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes)}
+			fp.out.Partition = rp.Partition
+			fp.fail(0) // no offsets until read
+			switch {
+			case !valid || rp.Partition < 0:
+				fp.fail(kerr.UnknownTopicOrPartition.Code)
+			case !b.bridgeOff():
+				fp.key = partKey{Target: ft.target, Partition: uint32(rp.Partition)}
+				fp.st = b.data.part(fp.key)
+			}
+			f.parts = append(f.parts, fp)
+		}
+		ft.end = len(f.parts)
+		f.topics = append(f.topics, ft)
+	}
+	return f
+}
+
+// fail answers the partition with code and no offsets; a non-zero code is final.
+func (fp *fetchPart) fail(code int16) {
+	fp.out.ErrorCode = code
+	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = -1, -1, -1
+	fp.out.RecordBatches = nil
+	if code != 0 {
+		fp.final = true
+	}
+}
+
+// readFetch reads every partition once, in request order, within max_bytes (KIP-74: the first
+// partition with data returns at least one record). It returns the bytes read and whether a
+// partition got an error, which ends a long poll.
+func (b *Broker) readFetch(ctx context.Context, f *fetchRequest) (bytes int, errored bool) {
+	ctx, cancel := context.WithTimeout(ctx, fetchReadTimeout)
+	defer cancel()
+	var buf []byte // every partition's batch, back to back; a fresh one per pass
+	remaining := f.maxBytes
+	for ti := range f.topics {
+		ft := &f.topics[ti]
+		parts := f.parts[ft.start:ft.end]
+		if allFinal(parts) {
+			errored = errored || len(parts) > 0
+			continue
+		}
+		topic, err := b.iggy.GetTopic(ctx, iggy.Name(ft.target.Stream), iggy.Name(ft.target.Topic))
+		if err != nil {
+			code := fetchErrorCode(dataErrorCode(err, false))
+			if isNotFound(err) {
+				b.topics.Invalidate(ft.kafka)
+			} else {
+				b.log.Warn("fetch: topic read failed", "conn", f.cc.ID, "topic", ft.kafka, "kafka_error", code, "err", err)
+			}
+			for i := range parts {
+				parts[i].fail(code)
+			}
+			errored = true
+			continue
+		}
+		for i := range parts {
+			fp := &parts[i]
+			if fp.final {
+				errored = true
+				continue
+			}
+			ip, ok := partitionOf(topic, fp.out.Partition)
+			if !ok {
+				fp.fail(kerr.UnknownTopicOrPartition.Code)
+				errored = true
+				continue
+			}
+			start := len(buf)
+			var code int16
+			buf, code = b.readPartition(ctx, f, fp, ip, remaining, bytes == 0, buf)
+			if code != 0 {
+				fp.fail(code)
+				errored = true
+				continue
+			}
+			if n := len(buf) - start; n > 0 {
+				fp.out.RecordBatches = buf[start:len(buf):len(buf)]
+				bytes += n
+				remaining -= n
+			}
+		}
+	}
+	return bytes, errored
+}
+
+func allFinal(parts []fetchPart) bool {
+	for i := range parts {
+		if !parts[i].final {
+			return false
+		}
+	}
+	return true
+}
+
+// readPartition fills in the partition's offsets and appends its records to dst as one batch
+// of at most min(partition_max_bytes, remaining) bytes; with minOne the first record is
+// returned whatever its size. It returns the Kafka code for the partition.
+func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool, dst []byte) ([]byte, int16) {
+	hw := highWatermark(ip)
+	fp.st.observe(ip)
+	logStart, err := b.logStartOffset(ctx, fp.key, fp.st, hw)
+	if err != nil {
+		code := fetchErrorCode(dataErrorCode(err, false))
+		b.log.Warn("fetch: log start offset read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
+		return dst, code
+	}
+	fp.out.ErrorCode = 0
+	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = int64(hw), int64(hw), int64(logStart)
+	fp.out.RecordBatches = nil
+	if fp.offset < int64(logStart) || fp.offset > int64(hw) {
+		return dst, kerr.OffsetOutOfRange.Code
+	}
+	limit := min(fp.maxBytes, remaining)
+	if fp.offset == int64(hw) || limit <= 0 {
+		return dst, 0
+	}
+
+	start := len(dst)
+	enc := &f.enc
+	enc.Begin(dst, -1)
+	next := uint64(fp.offset)
+	size := fp.st.messageSize(storedSize(ip))
+	for round := 0; round < maxPollRounds && next < hw && (enc.Len() == 0 || enc.Size() < limit); round++ {
+		count := pollCount(limit-enc.Size(), size, hw-next, round)
+		polled, err := b.iggy.PollMessages(ctx, fp.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
+		if err != nil {
+			if enc.Len() > 0 {
+				break // answer what was read; the next fetch meets the error
+			}
+			code := fetchErrorCode(dataErrorCode(err, false))
+			b.log.Warn("fetch: poll failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
+			return enc.Finish()[:start], code
+		}
+		full, polledBytes, polledCount := false, 0, 0
+		for i := range polled.Messages {
+			m := &polled.Messages[i]
+			if m.Offset < next {
+				continue
+			}
+			if m.Offset >= hw {
+				full = true // written after the offsets were read: the next fetch gets it
+				break
+			}
+			stored := mapping.Stored{Offset: m.Offset, Timestamp: m.Timestamp, OriginTimestamp: m.OriginTimestamp,
+				Payload: m.Payload, Headers: m.Headers}
+			added, err := enc.Add(&stored, limit)
+			if err != nil {
+				var me *mapping.MessageError
+				if errors.As(err, &me) {
+					b.logCorrupt(f.cc, fp.key, me)
+				}
+				if enc.Len() == 0 {
+					return enc.Finish()[:start], kerr.UnknownServerError.Code
+				}
+				full = true // answer the records before it; the next fetch stops at it
+				break
+			}
+			if !added {
+				full = true
+				break
+			}
+			next = m.Offset + 1
+			polledBytes += len(m.Payload) + len(m.Headers)
+			polledCount++
+		}
+		fp.st.noteSizes(polledBytes, polledCount)
+		if polledCount > 0 {
+			size = fp.st.messageSize(size)
+		}
+		if full || len(polled.Messages) == 0 {
+			break
+		}
+	}
+	out := enc.Finish()
+	if !minOne && len(out)-start > limit {
+		// Only the first non-empty partition may exceed its limit (KIP-74); this one's first
+		// record waits for a fetch where it comes first.
+		return out[:start], 0
+	}
+	return out, 0
+}
+
+// pollCount is how many messages to ask Iggy for to fill about want bytes with messages of
+// about size bytes, at most available.
+func pollCount(want, size int, available uint64, round int) uint32 {
+	n := uint64(max(want, 0)/max(size, 1) + 1)
+	limit := uint64(maxPollCount)
+	if round == 0 {
+		limit = firstPollCount
+	}
+	return uint32(min(n, limit, available))
+}
+
+// waitFetch waits until the partitions probably hold minBytes past their fetch offsets, or
+// wait has passed. Writes through this gateway wake it at once; native Iggy writes are
+// noticed by the shared topic probes.
+func (b *Broker) waitFetch(ctx context.Context, f *fetchRequest, minBytes int, wait time.Duration) error {
+	w := newWaiter()
+	for i := range f.parts {
+		if fp := &f.parts[i]; !fp.final {
+			fp.st.addWaiter(w)
+			defer fp.st.removeWaiter(w)
+		}
+	}
+	for ti := range f.topics {
+		if ft := &f.topics[ti]; !allFinal(f.parts[ft.start:ft.end]) {
+			defer b.watchTopic(ft.target)()
+		}
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for f.available() < minBytes {
+		select {
+		case <-w.ch:
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// available estimates the bytes the partitions hold past their fetch offsets, from the last
+// known high watermarks and message sizes.
+func (f *fetchRequest) available() int {
+	total := 0
+	for i := range f.parts {
+		fp := &f.parts[i]
+		if fp.final {
+			continue
+		}
+		if hw := int64(fp.st.highWatermark()); hw > fp.offset {
+			total += int(min(uint64(hw-fp.offset)*uint64(fp.st.messageSize(defaultMessageSize)), uint64(max(fp.maxBytes, 1))))
+		}
+	}
+	return total
+}

@@ -1,0 +1,371 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+)
+
+// fetchReq builds a Fetch for partitions of one topic, all from offset.
+func fetchPartitionsReq(version int16, topic string, offset int64, partitions ...int32) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.MaxBytes, req.MinBytes, req.MaxWaitMillis = version, 50<<20, 1, 0
+	req.SessionEpoch = -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	for _, p := range partitions {
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = p, offset, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+func (g *gateway) fetchResp(t *testing.T, ctx context.Context, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	t.Helper()
+	resp, err := g.b.fetch(ctx, dataConn, req)
+	if err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	return resp.(*kmsg.FetchResponse)
+}
+
+// records decodes a partition's record batches.
+func fetchedRecords(t *testing.T, p *kmsg.FetchResponseTopicPartition) []kgo.Record {
+	t.Helper()
+	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: "t", Partition: p.Partition}, p, kgo.DefaultDecompressor(), nil)
+	if fp.Err != nil && p.ErrorCode == 0 {
+		t.Fatalf("partition %d: %v", p.Partition, fp.Err)
+	}
+	out := make([]kgo.Record, len(fp.Records))
+	for i, r := range fp.Records {
+		out[i] = *r
+	}
+	return out
+}
+
+// produceValues writes values to topic/partition through the handler and returns the base
+// offset.
+func (g *gateway) produceValues(t *testing.T, topic string, partition int32, values ...[]byte) int64 {
+	t.Helper()
+	code, base := g.produceCode(t, producePartitionReq(9, -1, topic, partition, produceBatch(t, 0, values, nil)))
+	if code != 0 {
+		t.Fatalf("produce: code %d", code)
+	}
+	return base
+}
+
+// Offsets, out-of-range, unknown topics and partitions, at every version.
+func TestFetchOffsetsAndErrors(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "f", 2)
+	g.produceValues(t, "f", 0, []byte("a"), []byte("b"), []byte("c"))
+	for v := int16(4); v <= 12; v++ {
+		ctx := ctxT(t)
+		check := func(name string, req *kmsg.FetchRequest, wantCode int16, wantHW int64, wantValues ...string) {
+			t.Helper()
+			resp := g.fetchResp(t, ctx, req)
+			p := &resp.Topics[0].Partitions[0]
+			if p.ErrorCode != wantCode || p.HighWatermark != wantHW {
+				t.Errorf("v%d %s: code %d hw %d, want %d and %d", v, name, p.ErrorCode, p.HighWatermark, wantCode, wantHW)
+				return
+			}
+			if wantCode == 0 && (p.LastStableOffset != wantHW || (v >= 5 && p.LogStartOffset != 0)) {
+				t.Errorf("v%d %s: last stable %d log start %d", v, name, p.LastStableOffset, p.LogStartOffset)
+			}
+			var got []string
+			for _, r := range fetchedRecords(t, p) {
+				got = append(got, string(r.Value))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(wantValues) {
+				t.Errorf("v%d %s: values %q, want %q", v, name, got, wantValues)
+			}
+		}
+		check("from 0", fetchPartitionsReq(v, "f", 0, 0), 0, 3, "a", "b", "c")
+		check("from 1", fetchPartitionsReq(v, "f", 1, 0), 0, 3, "b", "c")
+		check("at the end", fetchPartitionsReq(v, "f", 3, 0), 0, 3)
+		check("past the end", fetchPartitionsReq(v, "f", 4, 0), kerr.OffsetOutOfRange.Code, -1)
+		check("negative offset", fetchPartitionsReq(v, "f", -1, 0), kerr.OffsetOutOfRange.Code, -1)
+		check("empty partition", fetchPartitionsReq(v, "f", 0, 1), 0, 0)
+		check("unknown partition", fetchPartitionsReq(v, "f", 0, 2), kerr.UnknownTopicOrPartition.Code, -1)
+		check("unknown topic", fetchPartitionsReq(v, "missing", 0, 0), kerr.UnknownTopicOrPartition.Code, -1)
+		check("invalid topic name", fetchPartitionsReq(v, "bad name!", 0, 0), kerr.UnknownTopicOrPartition.Code, -1)
+		// Over a socket too: every version encodes.
+		c := dialRaw(t, g.addr)
+		resp := c.roundTrip(fetchPartitionsReq(v, "f", 0, 0)).(*kmsg.FetchResponse)
+		if len(fetchedRecords(t, &resp.Topics[0].Partitions[0])) != 3 {
+			t.Errorf("v%d over the socket: %+v", v, resp)
+		}
+	}
+}
+
+// Only session id 0 exists: a full fetch that asks for a session gets session id 0, a request
+// continuing a session gets FETCH_SESSION_ID_NOT_FOUND.
+func TestFetchSessions(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "s", 1)
+	ctx := ctxT(t)
+	for _, tt := range []struct {
+		id, epoch int32
+		want      int16
+	}{
+		{0, -1, 0}, {0, 0, 0}, {7, 0, 0}, {7, -1, 0},
+		{7, 1, kerr.FetchSessionIDNotFound.Code}, {0, 1, kerr.FetchSessionIDNotFound.Code},
+	} {
+		req := fetchPartitionsReq(12, "s", 0, 0)
+		req.SessionID, req.SessionEpoch = tt.id, tt.epoch
+		resp := g.fetchResp(t, ctx, req)
+		if resp.ErrorCode != tt.want || resp.SessionID != 0 {
+			t.Errorf("session %d epoch %d: error %d session %d, want error %d session 0", tt.id, tt.epoch, resp.ErrorCode, resp.SessionID, tt.want)
+		}
+	}
+}
+
+// KIP-74: the first partition with data returns its first record whatever the limits; later
+// partitions stay within what max_bytes leaves.
+func TestFetchByteLimits(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "l", 2)
+	big := bytes.Repeat([]byte("x"), 10_000)
+	g.produceValues(t, "l", 0, big, big, big)
+	g.produceValues(t, "l", 1, big, big)
+	ctx := ctxT(t)
+
+	count := func(resp *kmsg.FetchResponse) []int {
+		var n []int
+		for i := range resp.Topics[0].Partitions {
+			n = append(n, len(fetchedRecords(t, &resp.Topics[0].Partitions[i])))
+		}
+		return n
+	}
+	tests := []struct {
+		name                  string
+		maxBytes, partitionMB int32
+		want                  []int
+	}{
+		{"everything fits", 1 << 20, 1 << 20, []int{3, 2}},
+		{"partition limit below one record", 1 << 20, 100, []int{1, 0}},
+		{"partition limit two records", 1 << 20, 25_000, []int{2, 2}},
+		{"request limit below one record", 100, 1 << 20, []int{1, 0}},
+		{"request limit spans the partitions", 45_000, 1 << 20, []int{3, 1}},
+	}
+	for _, tt := range tests {
+		req := fetchPartitionsReq(12, "l", 0, 0, 1)
+		req.MaxBytes = tt.maxBytes
+		for i := range req.Topics[0].Partitions {
+			req.Topics[0].Partitions[i].PartitionMaxBytes = tt.partitionMB
+		}
+		if got := count(g.fetchResp(t, ctx, req)); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: records per partition %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Long poll: an empty fetch waits for max_wait_ms; a produce through the gateway, or a native
+// Iggy write, ends the wait with the new record.
+func TestFetchLongPoll(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "w", 1)
+	ctx := ctxT(t)
+
+	req := fetchPartitionsReq(12, "w", 0, 0)
+	req.MaxWaitMillis = 100
+	start := time.Now()
+	resp := g.fetchResp(t, ctx, req)
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.RecordBatches) != 0 || time.Since(start) < 100*time.Millisecond {
+		t.Fatalf("empty fetch: %+v after %s, want nothing after 100 ms", p, time.Since(start))
+	}
+
+	wake := func(name string, offset int64, write func()) {
+		req := fetchPartitionsReq(12, "w", offset, 0)
+		req.MaxWaitMillis = 60_000 // longer than the test's context: only new data ends it
+		done := make(chan *kmsg.FetchResponse)
+		go func() { done <- g.fetchResp(t, ctx, req) }()
+		waitForCondition(t, "the fetch to wait", func() bool { return g.waiting("w") })
+		write()
+		select {
+		case resp := <-done:
+			got := fetchedRecords(t, &resp.Topics[0].Partitions[0])
+			if len(got) != 1 || got[0].Offset != offset {
+				t.Errorf("%s: woke with %v", name, got)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s: the write did not wake the fetch", name)
+		}
+	}
+	wake("produce through the gateway", 0, func() { g.produceValues(t, "w", 0, []byte("x")) })
+	wake("native Iggy write", 1, func() {
+		if _, err := g.iggy.SendMessages(ctx, iggy.Name("kafka"), iggy.Name("w"), 0, []iggy.Message{{Payload: []byte("native")}}); err != nil {
+			t.Error(err)
+		}
+	})
+	if g.waiting("w") {
+		t.Error("the topic is still probed after every fetch returned")
+	}
+}
+
+// waiting reports whether a fetch waits on the topic (its probe runs).
+func (g *gateway) waiting(topic string) bool {
+	g.b.data.mu.Lock()
+	defer g.b.data.mu.Unlock()
+	for target := range g.b.data.probes {
+		if target.Topic == topic {
+			return true
+		}
+	}
+	return false
+}
+
+// min_bytes: data below it makes the fetch wait for more until max_wait_ms.
+func TestFetchMinBytes(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "m", 1)
+	g.produceValues(t, "m", 0, []byte("small"))
+	ctx := ctxT(t)
+	req := fetchPartitionsReq(12, "m", 0, 0)
+	req.MinBytes, req.MaxWaitMillis = 1<<20, 60_000
+	req.Topics[0].Partitions[0].PartitionMaxBytes = 4 << 20
+	done := make(chan *kmsg.FetchResponse)
+	go func() { done <- g.fetchResp(t, ctx, req) }()
+	waitForCondition(t, "the fetch to wait", func() bool { return g.waiting("m") })
+	g.produceValues(t, "m", 0, bytes.Repeat([]byte("y"), 1<<20))
+	resp := <-done
+	if got := fetchedRecords(t, &resp.Topics[0].Partitions[0]); len(got) != 2 {
+		t.Errorf("read %d records, want both", len(got))
+	}
+}
+
+// A message that is not a valid gateway message stops the partition with an error (logged
+// once), after the records before it were delivered. Native messages read as records.
+func TestFetchUnreadableAndNativeMessages(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "c", 1)
+	ctx := ctxT(t)
+	headers := iggy.AppendHeader(nil, iggy.HeaderString, []byte("h"), iggy.HeaderRaw, []byte("v"))
+	foreign := iggy.AppendHeader(nil, iggy.HeaderString, []byte("kafka.v"), iggy.HeaderRaw, []byte{9})
+	for _, m := range []iggy.Message{
+		{Payload: []byte("native"), Headers: headers, OriginTimestamp: 1_700_000_000_000_000},
+		{Payload: []byte("from the future"), Headers: foreign},
+	} {
+		if _, err := g.iggy.SendMessages(ctx, iggy.Name("kafka"), iggy.Name("c"), 0, []iggy.Message{m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "c", 0, 0))
+	p := &resp.Topics[0].Partitions[0]
+	got := fetchedRecords(t, p)
+	if p.ErrorCode != 0 || len(got) != 1 || string(got[0].Value) != "native" || got[0].Key != nil ||
+		len(got[0].Headers) != 1 || got[0].Headers[0].Key != "h" || string(got[0].Headers[0].Value) != "v" ||
+		got[0].Timestamp.UnixMilli() != 1_700_000_000_000 {
+		t.Fatalf("first fetch: code %d records %+v", p.ErrorCode, got)
+	}
+	for range 2 {
+		resp = g.fetchResp(t, ctx, fetchPartitionsReq(12, "c", 1, 0))
+		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.UnknownServerError.Code || len(p.RecordBatches) != 0 {
+			t.Fatalf("fetch at the unreadable message: code %d, %d bytes", p.ErrorCode, len(p.RecordBatches))
+		}
+	}
+	g.b.data.mu.Lock()
+	logged := len(g.b.data.corrupt)
+	g.b.data.mu.Unlock()
+	if logged != 1 {
+		t.Errorf("%d corrupt messages remembered, want 1", logged)
+	}
+}
+
+// pollFaults fails polls or topic reads on demand.
+type pollFaults struct {
+	iggy.API
+	pollErr, topicErr atomic.Pointer[error]
+	firstOffset       atomic.Int64 // > 0: PollFirst answers as if older messages expired
+}
+
+func (f *pollFaults) PollMessages(ctx context.Context, req iggy.PollRequest) (*iggy.Polled, error) {
+	if err := f.pollErr.Load(); err != nil {
+		return nil, *err
+	}
+	if o := f.firstOffset.Load(); o > 0 && req.Strategy.Kind == iggy.PollFirst {
+		req.Strategy = iggy.PollingStrategy{Kind: iggy.PollOffset, Value: uint64(o)}
+	}
+	return f.API.PollMessages(ctx, req)
+}
+
+func (f *pollFaults) GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error) {
+	if err := f.topicErr.Load(); err != nil {
+		return nil, *err
+	}
+	return f.API.GetTopic(ctx, stream, topic)
+}
+
+// Fetch answers only codes the Java consumer accepts; an offset below the log start is out of
+// range.
+func TestFetchIggyFailures(t *testing.T) {
+	var pf *pollFaults
+	g := startGateway(t, gatewayOpts{bridge: true, wrap: func(a iggy.API) iggy.API { pf = &pollFaults{API: a}; return pf }})
+	g.mkTopic("kafka", "e", 1)
+	g.produceValues(t, "e", 0, []byte("a"), []byte("b"), []byte("c"))
+	ctx := ctxT(t)
+	code := func() int16 { return g.fetchResp(t, ctx, fetchPartitionsReq(12, "e", 0, 0)).Topics[0].Partitions[0].ErrorCode }
+	for _, tt := range []struct {
+		name  string
+		topic bool
+		err   error
+		want  int16
+	}{
+		{"poll timeout", false, context.DeadlineExceeded, kerr.NotLeaderForPartition.Code},
+		{"poll connection", false, &iggy.ConnError{Op: "poll", Err: context.Canceled, Sent: true}, kerr.NotLeaderForPartition.Code},
+		{"poll unauthorized", false, &iggy.Error{Code: iggy.CodeUnauthorized}, kerr.TopicAuthorizationFailed.Code},
+		{"poll other", false, &iggy.Error{Code: iggy.CodeInvalidFormat}, kerr.UnknownServerError.Code},
+		{"topic timeout", true, context.DeadlineExceeded, kerr.NotLeaderForPartition.Code},
+		{"topic gone", true, &iggy.Error{Code: iggy.CodeTopicNameNotFound}, kerr.UnknownTopicOrPartition.Code},
+	} {
+		slot := &pf.pollErr
+		if tt.topic {
+			slot = &pf.topicErr
+		}
+		slot.Store(&tt.err)
+		g.expireLogStart("e", 0) // the log start offset comes from a poll too
+		if got := code(); got != tt.want {
+			t.Errorf("%s: code %d, want %d", tt.name, got, tt.want)
+		}
+		slot.Store(nil)
+	}
+	pf.firstOffset.Store(2)
+	g.expireLogStart("e", 0)
+	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "e", 0, 0))
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.OffsetOutOfRange.Code {
+		t.Errorf("offset below the log start: code %d", p.ErrorCode)
+	}
+	resp = g.fetchResp(t, ctx, fetchPartitionsReq(12, "e", 2, 0))
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LogStartOffset != 2 || len(fetchedRecords(t, &p)) != 1 {
+		t.Errorf("from the log start: %+v", p)
+	}
+}
+
+// expireLogStart makes the next read of the partition's log start offset poll Iggy.
+func (g *gateway) expireLogStart(topic string, partition uint32) {
+	st := g.b.data.part(partKey{Target: g.b.topics.Map().Resolve(topic), Partition: partition})
+	st.mu.Lock()
+	st.logStartUntil = time.Time{}
+	st.mu.Unlock()
+}
+
+func TestFetchBridgeOff(t *testing.T) {
+	g := startGateway(t, gatewayOpts{})
+	resp := g.fetchResp(t, ctxT(t), fetchPartitionsReq(12, "t", 0, 0, 1))
+	for _, p := range resp.Topics[0].Partitions {
+		if p.ErrorCode != kerr.NotLeaderForPartition.Code || p.HighWatermark != -1 {
+			t.Errorf("partition %d: %+v", p.Partition, p)
+		}
+	}
+}

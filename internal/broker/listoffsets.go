@@ -1,0 +1,196 @@
+package broker
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+func init() {
+	// No top-level error field to answer an undecodable request with: it closes the
+	// connection.
+	register(kmsg.ListOffsets, route{serve: typed((*Broker).listOffsets), concurrent: true})
+}
+
+// Special timestamps of ListOffsets.
+const (
+	latestTimestamp   = -1
+	earliestTimestamp = -2
+	maxTimestamp      = -3
+)
+
+const (
+	listOffsetsTimeout = 20 * time.Second
+	// A timestamp lookup reads forward from Iggy's answer for at most this many messages,
+	// each poll asking for about timestampScanBytes.
+	timestampScanMessages = 1000
+	timestampScanBytes    = 1 << 20
+)
+
+// listOffsets answers EARLIEST with the log start offset, LATEST with the high watermark,
+// MAX_TIMESTAMP with the last record, and a timestamp with the first record whose Kafka
+// timestamp is at or after it (see timestampOffset). The isolation level is ignored: there
+// are no transactions, so the last stable offset is the high watermark.
+func (b *Broker) listOffsets(ctx context.Context, cc *listener.ConnContext, req *kmsg.ListOffsetsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	ctx, cancel := context.WithTimeout(ctx, listOffsetsTimeout)
+	defer cancel()
+	resp.Topics = make([]kmsg.ListOffsetsResponseTopic, len(req.Topics))
+	for i := range req.Topics {
+		rt, t := &req.Topics[i], &resp.Topics[i]
+		*t = kmsg.NewListOffsetsResponseTopic()
+		t.Topic = rt.Topic
+		t.Partitions = make([]kmsg.ListOffsetsResponseTopicPartition, len(rt.Partitions))
+		for j := range rt.Partitions {
+			p := kmsg.NewListOffsetsResponseTopicPartition()
+			p.Partition = rt.Partitions[j].Partition
+			p.Timestamp, p.Offset, p.LeaderEpoch = -1, -1, -1
+			t.Partitions[j] = p
+		}
+		b.listTopicOffsets(ctx, cc, rt, t)
+	}
+	return resp, nil
+}
+
+func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext, rt *kmsg.ListOffsetsRequestTopic, t *kmsg.ListOffsetsResponseTopic) {
+	fail := func(code int16) {
+		for j := range t.Partitions {
+			t.Partitions[j].ErrorCode = code
+		}
+	}
+	switch {
+	case b.bridgeOff():
+		fail(kerr.NotLeaderForPartition.Code)
+		return
+	case topicmap.ValidateKafkaName(rt.Topic) != nil:
+		fail(kerr.UnknownTopicOrPartition.Code)
+		return
+	}
+	target := b.topics.Map().Resolve(rt.Topic)
+	topic, err := b.iggy.GetTopic(ctx, iggy.Name(target.Stream), iggy.Name(target.Topic))
+	if err != nil {
+		code := dataErrorCode(err, false)
+		if isNotFound(err) {
+			b.topics.Invalidate(rt.Topic)
+		} else {
+			b.log.Warn("list offsets: topic read failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
+		}
+		fail(code)
+		return
+	}
+	for j := range rt.Partitions {
+		out := &t.Partitions[j]
+		ip, ok := partitionOf(topic, out.Partition)
+		if !ok {
+			out.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			continue
+		}
+		k := partKey{Target: target, Partition: ip.ID}
+		offset, ts, err := b.partitionOffset(ctx, k, ip, rt.Partitions[j].Timestamp)
+		if err != nil {
+			out.ErrorCode = dataErrorCode(err, false)
+			b.log.Warn("list offsets: read failed", "conn", cc.ID, "topic", rt.Topic, "partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
+			continue
+		}
+		out.Offset, out.Timestamp = offset, ts
+	}
+}
+
+// partitionOffset answers one partition: an offset and its timestamp (-1 when not asked for a
+// record's timestamp), or -1, -1 when no record matches.
+func (b *Broker) partitionOffset(ctx context.Context, k partKey, ip *iggy.Partition, target int64) (offset, ts int64, err error) {
+	st := b.data.part(k)
+	hw := highWatermark(ip)
+	st.observe(ip)
+	switch target {
+	case latestTimestamp:
+		return int64(hw), -1, nil
+	case earliestTimestamp:
+		ls, err := b.logStartOffset(ctx, k, st, hw)
+		return int64(ls), -1, err
+	case maxTimestamp:
+		if hw == 0 {
+			return -1, -1, nil
+		}
+		polled, err := b.iggy.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollLast}, 1))
+		if err != nil || len(polled.Messages) == 0 {
+			return -1, -1, err
+		}
+		m := &polled.Messages[len(polled.Messages)-1]
+		return int64(m.Offset), recordTimestamp(m), nil
+	}
+	if hw == 0 {
+		return -1, -1, nil
+	}
+	return b.timestampOffset(ctx, k, st, ip, target, hw)
+}
+
+// timestampOffset finds the first record whose Kafka timestamp is at or after target (ms).
+//
+// Iggy can only look messages up by its own append time, so that is where the search starts:
+// every record whose Kafka timestamp is at or after target was appended at or after it too,
+// as long as producers' clocks are not ahead of the Iggy server's. From there the records are
+// read forward until one's Kafka timestamp (what Fetch returns) reaches target. If none does
+// within timestampScanMessages, the first record appended at or after target is the answer
+// (Kafka's answer for a topic with LogAppendTime).
+func (b *Broker) timestampOffset(ctx context.Context, k partKey, st *partState, ip *iggy.Partition, target int64, hw uint64) (int64, int64, error) {
+	from := uint64(0)
+	if target > 0 {
+		if uint64(target) > math.MaxUint64/1000 {
+			return -1, -1, nil
+		}
+		from = uint64(target) * 1000
+	}
+	strategy := iggy.PollingStrategy{Kind: iggy.PollTimestamp, Value: from}
+	size := st.messageSize(storedSize(ip))
+	var first *iggy.PolledMessage
+	for scanned := 0; scanned < timestampScanMessages; {
+		count := uint32(min(timestampScanBytes/size+1, timestampScanMessages-scanned, maxPollCount))
+		polled, err := b.iggy.PollMessages(ctx, k.pollRequest(strategy, count))
+		if err != nil {
+			return -1, -1, err
+		}
+		if len(polled.Messages) == 0 {
+			break
+		}
+		for i := range polled.Messages {
+			m := &polled.Messages[i]
+			if first == nil {
+				first = m
+			}
+			if ts := recordTimestamp(m); ts >= target {
+				return int64(m.Offset), ts, nil
+			}
+		}
+		last := polled.Messages[len(polled.Messages)-1].Offset
+		scanned += len(polled.Messages)
+		if last+1 >= hw {
+			return -1, -1, nil // read to the end: no record is that recent
+		}
+		strategy = iggy.PollingStrategy{Kind: iggy.PollOffset, Value: last + 1}
+	}
+	if first == nil {
+		return -1, -1, nil
+	}
+	return int64(first.Offset), recordTimestamp(first), nil
+}
+
+// recordTimestamp is the timestamp Fetch gives m's record; a message that cannot be mapped
+// has its Iggy append time.
+func recordTimestamp(m *iggy.PolledMessage) int64 {
+	stored := mapping.Stored{Offset: m.Offset, Timestamp: m.Timestamp, OriginTimestamp: m.OriginTimestamp,
+		Payload: m.Payload, Headers: m.Headers}
+	rec, err := mapping.ToRecord(&stored, nil)
+	if err != nil {
+		return int64(m.Timestamp / 1000)
+	}
+	return rec.Timestamp
+}

@@ -1,0 +1,130 @@
+package broker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+)
+
+func listOffsetsReq(version int16, topic string, timestamp int64, partitions ...int32) *kmsg.ListOffsetsRequest {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = version
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for _, p := range partitions {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = p, timestamp
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return req
+}
+
+// listed returns the single partition's answer.
+func (g *gateway) listed(t *testing.T, req *kmsg.ListOffsetsRequest) kmsg.ListOffsetsResponseTopicPartition {
+	t.Helper()
+	resp, err := g.b.listOffsets(ctxT(t), dataConn, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+}
+
+// Earliest, latest, max timestamp and by timestamp, at every version, on an empty and a
+// filled partition; the Kafka timestamp decides, not Iggy's append time.
+func TestListOffsets(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "lo", 2)
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	cl, _ := g.kafka(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var recs []*kgo.Record
+	for i := range 3 {
+		recs = append(recs, &kgo.Record{Topic: "lo", Value: []byte{'a' + byte(i)}, Timestamp: base.Add(time.Duration(i) * time.Second)})
+	}
+	if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	ms := func(d time.Duration) int64 { return base.Add(d).UnixMilli() }
+	tests := []struct {
+		name               string
+		partition          int32
+		timestamp          int64
+		minVersion         int16
+		wantOffset, wantTs int64
+	}{
+		{"latest", 0, -1, 1, 3, -1},
+		{"earliest", 0, -2, 1, 0, -1},
+		{"max timestamp", 0, -3, 7, 2, ms(2 * time.Second)},
+		{"before every record", 0, ms(-time.Hour), 1, 0, ms(0)},
+		{"exactly the second", 0, ms(time.Second), 1, 1, ms(time.Second)},
+		{"between second and third", 0, ms(1500 * time.Millisecond), 1, 2, ms(2 * time.Second)},
+		{"after every record", 0, ms(time.Hour), 1, -1, -1},
+		{"empty latest", 1, -1, 1, 0, -1},
+		{"empty earliest", 1, -2, 1, 0, -1},
+		{"empty max timestamp", 1, -3, 7, -1, -1},
+		{"empty by timestamp", 1, ms(0), 1, -1, -1},
+	}
+	for v := int16(1); v <= 7; v++ {
+		for _, tt := range tests {
+			if v < tt.minVersion {
+				continue
+			}
+			p := g.listed(t, listOffsetsReq(v, "lo", tt.timestamp, tt.partition))
+			if p.ErrorCode != 0 || p.Offset != tt.wantOffset || p.Timestamp != tt.wantTs || p.LeaderEpoch != -1 {
+				t.Errorf("v%d %s: %+v, want offset %d timestamp %d", v, tt.name, p, tt.wantOffset, tt.wantTs)
+			}
+		}
+		c := dialRaw(t, g.addr)
+		resp := c.roundTrip(listOffsetsReq(v, "lo", -1, 0)).(*kmsg.ListOffsetsResponse)
+		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.Offset != 3 {
+			t.Errorf("v%d over the socket: %+v", v, p)
+		}
+	}
+	for name, req := range map[string]*kmsg.ListOffsetsRequest{
+		"unknown topic":      listOffsetsReq(7, "missing", -1, 0),
+		"unknown partition":  listOffsetsReq(7, "lo", -1, 2),
+		"invalid topic name": listOffsetsReq(7, "bad name!", -1, 0),
+	} {
+		if p := g.listed(t, req); p.ErrorCode != kerr.UnknownTopicOrPartition.Code || p.Offset != -1 {
+			t.Errorf("%s: %+v", name, p)
+		}
+	}
+}
+
+// Records whose Kafka timestamps are older than their append time are found by a scan
+// forward from Iggy's append-time answer; native messages use their origin timestamp.
+func TestListOffsetsByTimestampScan(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "scan", 1)
+	ctx := ctxT(t)
+	start := time.Now()
+	old := start.Add(-24 * time.Hour).UnixMicro()
+	for i, origin := range []int64{old, old + 1000, start.Add(time.Minute).UnixMicro()} {
+		if _, err := g.iggy.SendMessages(ctx, iggy.Name("kafka"), iggy.Name("scan"), 0,
+			[]iggy.Message{{Payload: []byte{byte(i)}, OriginTimestamp: uint64(origin)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// All three were appended after start: Iggy's lookup answers offset 0, whose Kafka
+	// timestamp is a day old; the first record at or after start is offset 2.
+	p := g.listed(t, listOffsetsReq(7, "scan", start.UnixMilli(), 0))
+	if p.Offset != 2 || p.Timestamp != start.Add(time.Minute).UnixMilli() {
+		t.Errorf("by timestamp: %+v, want offset 2", p)
+	}
+	p = g.listed(t, listOffsetsReq(7, "scan", old/1000+1, 0))
+	if p.Offset != 1 {
+		t.Errorf("by an old timestamp: %+v, want offset 1", p)
+	}
+}
+
+func TestListOffsetsBridgeOff(t *testing.T) {
+	g := startGateway(t, gatewayOpts{})
+	if p := g.listed(t, listOffsetsReq(7, "t", -1, 0)); p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Errorf("%+v", p)
+	}
+}

@@ -1,0 +1,331 @@
+package broker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+// What the data path (Produce, Fetch, ListOffsets) remembers about partitions between
+// requests: the last high watermark seen, the log start offset, the recent message size, and
+// the fetches waiting for new data. Iggy stays the source of truth: answers are built from
+// fresh Iggy reads, and this state only decides when to read and how much to ask for.
+
+const (
+	// probeInterval is how often a topic that long-polling fetches wait on is asked for its
+	// partitions' offsets, so writes by native Iggy clients wake them promptly. Writes through
+	// this gateway wake them at once.
+	probeInterval = 150 * time.Millisecond
+	probeTimeout  = time.Second
+	// logStartTTL is how long a polled log start offset is trusted. It moves only when Iggy
+	// deletes expired segments or a topic is purged.
+	logStartTTL = 10 * time.Second
+	// corruptLogLimit bounds the memory of "logged once per connection" corrupt messages.
+	corruptLogLimit = 4096
+)
+
+// dataConsumer is the plain consumer (kind 1) the gateway polls with. It never stores offsets
+// (auto-commit is off), so its id only names the gateway in Iggy's logs.
+var dataConsumer = iggy.Consumer{Kind: iggy.ConsumerKindConsumer, ID: iggy.Name("iggy-gateway-kafka")}
+
+// partKey names one Iggy partition. Names rather than numeric ids, like the topic cache: they
+// stay meaningful when a topic is deleted and recreated.
+type partKey struct {
+	topicmap.Target
+	Partition uint32
+}
+
+func (k partKey) pollRequest(strategy iggy.PollingStrategy, count uint32) iggy.PollRequest {
+	p := k.Partition
+	return iggy.PollRequest{
+		Consumer: dataConsumer, Stream: iggy.Name(k.Stream), Topic: iggy.Name(k.Topic),
+		Partition: &p, Strategy: strategy, Count: count,
+	}
+}
+
+// dataPlane is the Broker's data-path state. The zero value is ready to use.
+type dataPlane struct {
+	mu      sync.Mutex
+	parts   map[partKey]*partState
+	probes  map[topicmap.Target]*probe
+	corrupt map[corruptKey]struct{}
+}
+
+// partState is what is known about one partition.
+type partState struct {
+	mu            sync.Mutex
+	hw            uint64 // high watermark last seen or written
+	sizeBytes     uint64 // Iggy's size of the partition when hw was last read from Iggy
+	logStart      uint64
+	logStartUntil time.Time // logStart is trusted until then
+	avgSize       int       // bytes of payload and headers per message recently; 0 unknown
+	waiters       map[*waiter]struct{}
+}
+
+// waiter is one waiting fetch; it is woken when any partition it watches gets new data.
+type waiter struct{ ch chan struct{} }
+
+func newWaiter() *waiter { return &waiter{ch: make(chan struct{}, 1)} }
+
+func (w *waiter) wake() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// part returns the state of k, creating it on first use.
+func (d *dataPlane) part(k partKey) *partState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.parts[k]
+	if st == nil {
+		if d.parts == nil {
+			d.parts = make(map[partKey]*partState)
+		}
+		st = &partState{}
+		d.parts[k] = st
+	}
+	return st
+}
+
+// highWatermark returns the last high watermark seen.
+func (s *partState) highWatermark() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hw
+}
+
+// observe records a partition's offsets and size as Iggy reports them. It may lower the high
+// watermark (a topic deleted and recreated under the same name); an increase wakes the
+// waiting fetches, and the growth in bytes tells the size of the new messages, however they
+// were written.
+func (s *partState) observe(p *iggy.Partition) {
+	hw := highWatermark(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	grew := hw > s.hw
+	if grew && s.sizeBytes > 0 && p.SizeBytes > s.sizeBytes {
+		s.noteSizesLocked(int(p.SizeBytes-s.sizeBytes), int(hw-s.hw))
+	}
+	s.hw, s.sizeBytes = hw, p.SizeBytes
+	if grew {
+		s.wakeLocked()
+	}
+}
+
+// advance records a write of n messages of bytes in total that ends at hw (one past its last
+// offset), and wakes the waiting fetches. Unlike observe it never lowers the high watermark:
+// sends to one partition may confirm out of order.
+func (s *partState) advance(hw uint64, bytes, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noteSizesLocked(bytes, n)
+	if hw > s.hw {
+		s.hw = hw
+		s.wakeLocked()
+	}
+}
+
+func (s *partState) wakeLocked() {
+	for w := range s.waiters {
+		w.wake()
+	}
+}
+
+func (s *partState) addWaiter(w *waiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiters == nil {
+		s.waiters = make(map[*waiter]struct{})
+	}
+	s.waiters[w] = struct{}{}
+}
+
+func (s *partState) removeWaiter(w *waiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.waiters, w)
+}
+
+// messageSize returns the recent size of a message (payload and headers), or def when none
+// was seen yet.
+func (s *partState) messageSize(def int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.avgSize > 0 {
+		return s.avgSize
+	}
+	return max(def, 1)
+}
+
+// noteSizes records that n messages took bytes. The estimate rises at once and falls slowly,
+// so a switch to larger messages cannot make the next poll ask for far too many.
+func (s *partState) noteSizes(bytes, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noteSizesLocked(bytes, n)
+}
+
+func (s *partState) noteSizesLocked(bytes, n int) {
+	if n <= 0 {
+		return
+	}
+	sample := max(bytes/n, 1)
+	if s.avgSize == 0 || sample > s.avgSize {
+		s.avgSize = sample
+	} else {
+		s.avgSize = (3*s.avgSize + sample) / 4
+	}
+}
+
+// highWatermark is one past the last offset of p. Iggy reports the last offset, and 0 both
+// for an empty partition and for one holding only offset 0; the message count tells them
+// apart.
+func highWatermark(p *iggy.Partition) uint64 {
+	if p.CurrentOffset == 0 && p.MessagesCount == 0 {
+		return 0
+	}
+	return p.CurrentOffset + 1
+}
+
+// storedSize is the average stored size of p's messages, Iggy's framing included; 0 when
+// unknown.
+func storedSize(p *iggy.Partition) int {
+	if p.MessagesCount == 0 {
+		return 0
+	}
+	return int(p.SizeBytes / p.MessagesCount)
+}
+
+// partitionOf finds partition id in a topic as GetTopic returned it.
+func partitionOf(t *iggy.Topic, id int32) (*iggy.Partition, bool) {
+	if id < 0 {
+		return nil, false
+	}
+	if int(id) < len(t.Partitions) && t.Partitions[id].ID == uint32(id) {
+		return &t.Partitions[id], true
+	}
+	for i := range t.Partitions {
+		if t.Partitions[i].ID == uint32(id) {
+			return &t.Partitions[i], true
+		}
+	}
+	return nil, false
+}
+
+// logStartOffset returns the first retained offset of k, whose high watermark is hw: the
+// offset of Iggy's first message (polled, then cached for logStartTTL), or hw when every
+// message has expired.
+func (b *Broker) logStartOffset(ctx context.Context, k partKey, st *partState, hw uint64) (uint64, error) {
+	if hw == 0 {
+		return 0, nil
+	}
+	now := time.Now()
+	st.mu.Lock()
+	ls, until := st.logStart, st.logStartUntil
+	st.mu.Unlock()
+	if now.Before(until) && ls <= hw {
+		return ls, nil
+	}
+	polled, err := b.iggy.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollFirst}, 1))
+	if err != nil {
+		return 0, err
+	}
+	ls = hw
+	if len(polled.Messages) > 0 {
+		ls = min(polled.Messages[0].Offset, hw)
+	}
+	st.mu.Lock()
+	st.logStart, st.logStartUntil = ls, now.Add(logStartTTL)
+	st.mu.Unlock()
+	return ls, nil
+}
+
+// probe polls one topic's partition offsets while fetches wait on it.
+type probe struct {
+	watchers int
+	done     chan struct{}
+}
+
+// watchTopic makes sure t's offsets are probed until the returned function is called.
+// Probes are shared: one per topic however many fetches wait on it.
+func (b *Broker) watchTopic(t topicmap.Target) (unwatch func()) {
+	d := &b.data
+	d.mu.Lock()
+	p := d.probes[t]
+	if p == nil {
+		if d.probes == nil {
+			d.probes = make(map[topicmap.Target]*probe)
+		}
+		p = &probe{done: make(chan struct{})}
+		d.probes[t] = p
+		go b.probeTopic(t, p.done)
+	}
+	p.watchers++
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if p.watchers--; p.watchers == 0 {
+			delete(d.probes, t)
+			close(p.done)
+		}
+	}
+}
+
+func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
+	tick := time.NewTicker(probeInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		topic, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+		cancel()
+		if err != nil {
+			// The waiting fetches meet the error themselves when they read again.
+			continue
+		}
+		for i := range topic.Partitions {
+			p := &topic.Partitions[i]
+			b.data.part(partKey{Target: t, Partition: p.ID}).observe(p)
+		}
+	}
+}
+
+// corruptKey is one unreadable message as seen by one connection.
+type corruptKey struct {
+	conn   uint64
+	part   partKey
+	offset uint64
+}
+
+// logCorrupt logs a message that cannot become a Kafka record, once per connection and
+// message: consumers retry the same offset and must not flood the log.
+func (b *Broker) logCorrupt(cc *listener.ConnContext, k partKey, err *mapping.MessageError) {
+	key := corruptKey{conn: cc.ID, part: k, offset: err.Offset}
+	d := &b.data
+	d.mu.Lock()
+	_, seen := d.corrupt[key]
+	if !seen {
+		if d.corrupt == nil || len(d.corrupt) >= corruptLogLimit {
+			d.corrupt = make(map[corruptKey]struct{})
+		}
+		d.corrupt[key] = struct{}{}
+	}
+	d.mu.Unlock()
+	if !seen {
+		b.log.Error("fetch: stored message cannot be read as a Kafka record; the partition is stuck at it",
+			"conn", cc.ID, "client_id", cc.ClientID(), "iggy_stream", k.Stream, "iggy_topic", k.Topic,
+			"partition", k.Partition, "offset", err.Offset, "err", err)
+	}
+}

@@ -1,0 +1,310 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+func init() {
+	// No INVALID_REQUEST answer: with acks=0 the client reads no response, so an undecodable
+	// Produce closes the connection. Not concurrent: two Produce requests of one connection
+	// must reach a partition in order.
+	register(kmsg.Produce, route{serve: typed((*Broker).produce)})
+}
+
+const (
+	// maxProduceTimeout bounds timeout_ms, and applies when it is 0 or negative.
+	maxProduceTimeout = 30 * time.Second
+	// maxParallelSends is how many partitions of one request are sent to Iggy at once.
+	maxParallelSends = 8
+	// maxSendSize is the largest Iggy batch one send may carry: Iggy drops frames over
+	// 64 MiB, and the frame also holds its header and the send prefix.
+	maxSendSize = 64<<20 - 4<<10
+	// maxPooledBatch: larger Iggy batches are left to the GC rather than kept in the pool.
+	maxPooledBatch = 8 << 20
+	// sizeHintFactor guesses the Iggy batch size from compressed input; a batch grows anyway.
+	sizeHintFactor = 4
+)
+
+// producePart is one partition of a Produce request that is ready to be sent.
+type producePart struct {
+	out   *kmsg.ProduceResponseTopicPartition
+	key   partKey
+	kafka string // topic name, for cache invalidation and logs
+	batch *iggy.Batch
+}
+
+// produce writes each partition's records to its Iggy partition with one send, and answers
+// with the base offsets Iggy assigned. See SPEC §6 for the rules.
+func (b *Broker) produce(ctx context.Context, cc *listener.ConnContext, req *kmsg.ProduceRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
+	for i := range req.Topics {
+		rt, t := &req.Topics[i], &resp.Topics[i]
+		*t = kmsg.NewProduceResponseTopic()
+		t.Topic = rt.Topic
+		t.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for j := range rt.Partitions {
+			p := kmsg.NewProduceResponseTopicPartition()
+			p.Partition = rt.Partitions[j].Partition
+			p.BaseOffset, p.LogAppendTime, p.LogStartOffset = -1, -1, -1
+			t.Partitions[j] = p
+		}
+	}
+	switch {
+	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
+		setProduceError(resp, kerr.InvalidRequiredAcks.Code)
+	case req.TransactionID != nil && *req.TransactionID != "":
+		setProduceError(resp, kerr.UnsupportedVersion.Code)
+		b.log.Info("produce: refused transactional producer", "conn", cc.ID, "client_id", cc.ClientID(), "transactional_id", *req.TransactionID)
+	case b.bridgeOff():
+		setProduceError(resp, kerr.NotLeaderForPartition.Code)
+	default:
+		b.writeProduce(ctx, cc, req, resp)
+	}
+	if req.Acks != 0 {
+		return resp, nil
+	}
+	// acks=0: the client reads no answer, so a failure can only be told by closing.
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return nil, fmt.Errorf("produce with acks=0 to %s/%d failed: %w", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+			}
+		}
+	}
+	return nil, nil
+}
+
+func setProduceError(resp *kmsg.ProduceResponse, code int16) {
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			resp.Topics[i].Partitions[j].ErrorCode = code
+		}
+	}
+}
+
+// writeProduce converts every partition first, so that refusals (transactional batches,
+// corrupt or oversized data) are decided before anything is written, then sends the
+// partitions in parallel.
+func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) {
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	if timeout <= 0 || timeout > maxProduceTimeout {
+		timeout = maxProduceTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// One decompression budget for the whole request: a small frame must not inflate to more
+	// than a frame's worth of records, however many partitions it carries.
+	budget := kbatch.NewBudget(b.cfg.Limits.MaxFrameSize)
+	conv := converterPool.Get().(*converter)
+	defer converterPool.Put(conv)
+	var ready []producePart
+	for i := range req.Topics {
+		rt, t := &req.Topics[i], &resp.Topics[i]
+		target, partitions, code := b.resolveForProduce(ctx, cc, rt)
+		for j := range rt.Partitions {
+			out := &t.Partitions[j]
+			switch {
+			case code != 0:
+				out.ErrorCode = code
+				continue
+			case out.Partition < 0 || out.Partition >= int32(partitions):
+				out.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			batch, err := conv.convert(req.Version, rt.Partitions[j].Records, budget)
+			if err != nil {
+				out.ErrorCode = produceRefusalCode(err)
+				b.log.Info("produce: partition refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", rt.Topic,
+					"partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
+				continue
+			}
+			ready = append(ready, producePart{out: out, key: partKey{Target: target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch})
+		}
+	}
+	b.sendAll(ctx, cc, ready)
+}
+
+// resolveForProduce finds the Iggy topic of a Produce topic. A partition index past the cached
+// count re-reads the topic once: partitions may have been added by a native Iggy tool.
+func (b *Broker) resolveForProduce(ctx context.Context, cc *listener.ConnContext, rt *kmsg.ProduceRequestTopic) (topicmap.Target, uint32, int16) {
+	if err := topicmap.ValidateKafkaName(rt.Topic); err != nil {
+		return topicmap.Target{}, 0, kerr.InvalidTopicException.Code
+	}
+	r, err := b.topics.Resolve(ctx, rt.Topic)
+	if err == nil {
+		for _, p := range rt.Partitions {
+			if p.Partition >= int32(r.Partitions) {
+				b.topics.Invalidate(rt.Topic)
+				r, err = b.topics.Resolve(ctx, rt.Topic)
+				break
+			}
+		}
+	}
+	if err != nil {
+		code := dataErrorCode(err, false)
+		if !isNotFound(err) {
+			b.log.Warn("produce: topic lookup failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
+		}
+		return topicmap.Target{}, 0, code
+	}
+	return r.Target, r.Partitions, 0
+}
+
+// sendAll sends the ready partitions, up to maxParallelSends at once over the Iggy pool.
+func (b *Broker) sendAll(ctx context.Context, cc *listener.ConnContext, parts []producePart) {
+	if len(parts) == 1 {
+		b.send(ctx, cc, &parts[0])
+		return
+	}
+	sem := make(chan struct{}, maxParallelSends)
+	var wg sync.WaitGroup
+	for i := range parts {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(p *producePart) {
+			defer func() { <-sem; wg.Done() }()
+			b.send(ctx, cc, p)
+		}(&parts[i])
+	}
+	wg.Wait()
+}
+
+// send writes one partition and fills in its answer.
+func (b *Broker) send(ctx context.Context, cc *listener.ConnContext, p *producePart) {
+	n, size := p.batch.Len(), p.batch.Size()
+	conf, err := b.iggy.SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
+	putBatch(p.batch)
+	p.batch = nil
+	if err != nil {
+		p.out.ErrorCode = dataErrorCode(err, true)
+		if p.out.ErrorCode == kerr.UnknownTopicOrPartition.Code {
+			b.topics.Invalidate(p.kafka)
+		}
+		b.log.Warn("produce: send to Iggy failed", "conn", cc.ID, "client_id", cc.ClientID(), "topic", p.kafka,
+			"partition", p.key.Partition, "kafka_error", p.out.ErrorCode, "maybe_written", iggy.MaybeApplied(err), "err", err)
+		return
+	}
+	p.out.BaseOffset = int64(conf.BaseOffset)
+	b.data.part(p.key).advance(conf.BaseOffset+uint64(n), size, n)
+}
+
+// errRefused carries a Kafka code decided by the gateway's own rules rather than by a decoder.
+type errRefused struct {
+	code int16
+	msg  string
+}
+
+func (e *errRefused) Error() string { return e.msg }
+
+func produceRefusalCode(err error) int16 {
+	var r *errRefused
+	if errors.As(err, &r) {
+		return r.code
+	}
+	return recordErrorCode(err)
+}
+
+// converter turns the records of one Produce partition into one Iggy batch. Its scratch space
+// is reused across partitions and requests.
+type converter struct {
+	enc     mapping.Encoder
+	batches []kbatch.Batch
+	records []kbatch.Records
+}
+
+var converterPool = sync.Pool{New: func() any { return new(converter) }}
+
+var batchPool = sync.Pool{New: func() any { return iggy.NewBatch(0) }}
+
+func putBatch(b *iggy.Batch) {
+	if b.Size() <= maxPooledBatch {
+		batchPool.Put(b)
+	}
+}
+
+// convert validates and decodes the batches of one partition and maps their records into a
+// new Iggy batch (to be released with putBatch). Nothing is written on error.
+func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget) (*iggy.Batch, error) {
+	defer c.release()
+	var err error
+	c.batches, err = kbatch.Split(c.batches[:0], data)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.batches) == 0 {
+		return nil, fmt.Errorf("%w: no record batch", kbatch.ErrInvalidRecord)
+	}
+	records, hint := 0, 0
+	for i := range c.batches {
+		h := &c.batches[i].Header
+		switch {
+		case h.Transactional() || h.Control():
+			return nil, &errRefused{code: kerr.UnsupportedVersion.Code, msg: "transactional and control batches are not supported"}
+		case h.Codec() == kbatch.CodecZstd && version < 7:
+			return nil, &errRefused{code: kerr.UnsupportedCompressionType.Code, msg: "zstd needs Produce v7 or later"}
+		}
+		records += int(h.NumRecords)
+		hint += len(c.batches[i].Raw)
+		if h.Codec() != kbatch.CodecNone {
+			hint += sizeHintFactor * len(c.batches[i].Raw)
+		}
+	}
+	var w mapping.Window
+	for i := range c.batches {
+		recs, err := c.batches[i].Decode(budget)
+		if err != nil {
+			return nil, err
+		}
+		c.records = append(c.records, recs)
+		w = w.Join(mapping.WindowOf(&c.records[len(c.records)-1]))
+	}
+	out := batchPool.Get().(*iggy.Batch)
+	out.Reset()
+	out.Grow(records, hint)
+	var rec kbatch.Record
+	for i := range c.records {
+		for it := c.records[i].Iter(); it.Next(&rec); {
+			m, err := c.enc.Append(&rec, w)
+			if err == nil {
+				err = out.Add(m.OriginTimestamp, m.Payload, m.Headers)
+			}
+			c.enc.Reset()
+			if err == nil && out.Size() > maxSendSize {
+				err = fmt.Errorf("%w: records take more than one Iggy send can carry (%d bytes)", mapping.ErrTooLarge, maxSendSize)
+			}
+			if err != nil {
+				putBatch(out)
+				if !errors.Is(err, mapping.ErrTooLarge) {
+					err = fmt.Errorf("%w: %v", kbatch.ErrInvalidRecord, err)
+				}
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *converter) release() {
+	for i := range c.records {
+		c.records[i].Release()
+	}
+	clear(c.records)
+	c.records = c.records[:0]
+	clear(c.batches) // do not pin the request's bytes from the pool
+	c.batches = c.batches[:0]
+}
