@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
@@ -63,7 +64,7 @@ func newBench(ctx context.Context, o *Options, progress io.Writer) (b *bench, er
 			return nil, err
 		}
 	}
-	if err := b.createTopics(ctx); err != nil {
+	if err := b.ensureStream(ctx); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -102,26 +103,50 @@ func (b *bench) startGateway(ctx context.Context) error {
 	return nil
 }
 
-// createTopics creates one topic per path in the gateway's stream (and the stream when a
-// direct-only run has no gateway to create it).
-func (b *bench) createTopics(ctx context.Context) error {
+// ensureStream creates the gateway's stream when a direct-only run has no gateway to do it.
+func (b *bench) ensureStream(ctx context.Context) error {
 	stream := iggy.Name(b.o.IggyStream)
-	if _, err := b.iggy.GetStream(ctx, stream); err != nil {
-		if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
-			return fmt.Errorf("stream %q: %w", b.o.IggyStream, err)
-		}
-		if _, err := b.iggy.CreateStream(ctx, b.o.IggyStream); err != nil && !iggy.IsCode(err, iggy.CodeStreamNameAlreadyExists) {
-			return fmt.Errorf("create stream %q: %w", b.o.IggyStream, err)
-		}
+	_, err := b.iggy.GetStream(ctx, stream)
+	if err == nil {
+		return nil
 	}
+	if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
+		return fmt.Errorf("stream %q: %w", b.o.IggyStream, err)
+	}
+	if _, err := b.iggy.CreateStream(ctx, b.o.IggyStream); err != nil && !iggy.IsCode(err, iggy.CodeStreamNameAlreadyExists) {
+		return fmt.Errorf("create stream %q: %w", b.o.IggyStream, err)
+	}
+	return nil
+}
+
+// createTopics creates a fresh topic per path for a round.
+func (b *bench) createTopics(ctx context.Context) error {
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	b.gwTopic, b.directTopic = "load-"+run+"-gateway", "load-"+run+"-direct"
 	for _, name := range []string{b.gwTopic, b.directTopic} {
-		if _, err := b.iggy.CreateTopic(ctx, stream, name, uint32(b.o.Partitions), iggy.TopicOptions{}); err != nil {
+		if _, err := b.iggy.CreateTopic(ctx, iggy.Name(b.o.IggyStream), name, uint32(b.o.Partitions), iggy.TopicOptions{}); err != nil {
 			return fmt.Errorf("create topic %q: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// deleteTopics deletes the round's topics, unless they are to be kept, so that an in-memory
+// server does not hold every round's data.
+func (b *bench) deleteTopics() error {
+	if b.o.KeepTopics || b.gwTopic == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	for _, name := range []string{b.gwTopic, b.directTopic} {
+		if err := b.iggy.DeleteTopic(ctx, iggy.Name(b.o.IggyStream), iggy.Name(name)); err != nil {
+			errs = append(errs, fmt.Errorf("delete topic %q: %w", name, err))
+		}
+	}
+	b.gwTopic, b.directTopic = "", ""
+	return errors.Join(errs...)
 }
 
 // highWatermarks returns one past the last offset of each partition of topic, from Iggy.
@@ -140,19 +165,11 @@ func (b *bench) highWatermarks(ctx context.Context, topic string) ([]int64, erro
 	return ends, nil
 }
 
-// close deletes the topics (unless kept) and stops what newBench started.
+// close deletes the last round's topics (unless kept) and stops what newBench started.
 func (b *bench) close() error {
 	var errs []error
 	if b.iggy != nil {
-		if !b.o.KeepTopics && b.gwTopic != "" {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			for _, name := range []string{b.gwTopic, b.directTopic} {
-				if err := b.iggy.DeleteTopic(ctx, iggy.Name(b.o.IggyStream), iggy.Name(name)); err != nil {
-					errs = append(errs, fmt.Errorf("delete topic %q: %w", name, err))
-				}
-			}
-			cancel()
-		}
+		errs = append(errs, b.deleteTopics())
 		b.iggy.Close()
 	}
 	if b.gw != nil {
@@ -176,9 +193,9 @@ type legResult struct {
 	Bytes   int64 // value bytes of Records
 	Elapsed time.Duration
 	// Requests are produce or fetch requests through the gateway, sends or polls directly.
-	Requests percentiles
+	Requests *latencies
 	// RecordLatency is from Produce to the record's promise (gateway produce only).
-	RecordLatency percentiles
+	RecordLatency *latencies
 	// GatewayCPU and GatewayPeakRSS are measured when the gateway's pid is known and the leg
 	// goes through it.
 	GatewayCPU      time.Duration
@@ -195,6 +212,10 @@ type legResult struct {
 	Err       error
 }
 
+func newLegResult(name string) *legResult {
+	return &legResult{Name: name, Requests: &latencies{}, RecordLatency: &latencies{}}
+}
+
 // rate returns records/s and MB/s (10^6 bytes of record values).
 func (r *legResult) rate() (recs, mb float64) {
 	s := r.Elapsed.Seconds()
@@ -204,13 +225,13 @@ func (r *legResult) rate() (recs, mb float64) {
 	return float64(r.Records) / s, float64(r.Bytes) / s / 1e6
 }
 
-// measure runs one leg and fills in its resource figures: the gateway process's CPU and peak
-// RSS (when viaGateway and its pid is known), this process's CPU and, when the gateway was
-// built with the hook, a CPU profile.
-func (b *bench) measure(ctx context.Context, name string, viaGateway bool, leg func(ctx context.Context, r *legResult) error) *legResult {
-	fmt.Fprintf(b.progress, "%s ...\n", name)
-	r := &legResult{Name: name}
-	gw := viaGateway && b.gwPID != 0
+// measure runs one leg of round n and fills in its resource figures: the gateway process's
+// CPU and peak RSS (when the leg goes through the gateway and its pid is known), this
+// process's CPU and, when the gateway was built with the hook, a CPU profile.
+func (b *bench) measure(ctx context.Context, n int, l leg) *legResult {
+	fmt.Fprintf(b.progress, "  %s\n", l.name)
+	r := newLegResult(l.name)
+	gw := l.viaGateway && b.gwPID != 0
 	var cpu0 time.Duration
 	if gw {
 		if err := resetPeakRSS(b.gwPID); err != nil {
@@ -222,7 +243,7 @@ func (b *bench) measure(ctx context.Context, name string, viaGateway bool, leg f
 			gw = false
 		}
 	}
-	profiling := viaGateway && b.prof != nil
+	profiling := l.viaGateway && b.prof != nil
 	if profiling {
 		if err := b.prof.start(ctx); err != nil {
 			r.Err = err
@@ -230,7 +251,7 @@ func (b *bench) measure(ctx context.Context, name string, viaGateway bool, leg f
 		}
 	}
 	self0 := selfCPU()
-	r.Err = leg(ctx, r)
+	r.Err = l.run(ctx, r)
 	r.ToolCPU = selfCPU() - self0
 	if gw {
 		cpu1, err1 := procCPU(b.gwPID)
@@ -242,24 +263,16 @@ func (b *bench) measure(ctx context.Context, name string, viaGateway bool, leg f
 		}
 	}
 	if profiling {
-		path, err := b.prof.stop(context.WithoutCancel(ctx), legFileName(name))
+		// "produce gateway" in round 2 → gateway-produce.2.cpu.pprof
+		name := fmt.Sprintf("%s.%d", strings.Fields(l.name)[0], n)
+		path, err := b.prof.stop(context.WithoutCancel(ctx), name)
 		if err != nil {
 			r.Err = errors.Join(r.Err, err)
 		}
 		r.Profile = path
 	}
 	if r.Err != nil {
-		fmt.Fprintf(b.progress, "  failed: %v\n", r.Err)
+		fmt.Fprintf(b.progress, "  %s failed: %v\n", l.name, r.Err)
 	}
 	return r
-}
-
-// legFileName turns "produce gateway" into "produce".
-func legFileName(name string) string {
-	for i := range len(name) {
-		if name[i] == ' ' {
-			return name[:i]
-		}
-	}
-	return name
 }

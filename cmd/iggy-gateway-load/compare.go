@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -9,34 +10,40 @@ import (
 
 // result is one comparison run.
 type result struct {
-	Options     Options
-	Iggy        string // what Iggy server was used
-	Gateway     string // what gateway was used
-	LoadBefore  string // load averages before and after the legs
-	LoadAfter   string
-	Legs        []*legResult
+	Options    Options
+	Iggy       string // what Iggy server was used
+	Gateway    string // what gateway was used
+	LoadBefore string // load averages before and after the rounds
+	LoadAfter  string
+	// Rounds holds each round's legs, in the order they ran.
+	Rounds      [][]*legResult
 	Total       time.Duration
 	TeardownErr error
 }
 
-// ok reports whether every leg ran without error and every record verified.
+// ok reports whether every leg of every round ran without error and verified every record.
 func (r *result) ok() bool {
-	for _, l := range r.Legs {
-		if l.Err != nil {
-			return false
+	for _, round := range r.Rounds {
+		for _, l := range round {
+			if l.Err != nil {
+				return false
+			}
 		}
 	}
-	return r.TeardownErr == nil && len(r.Legs) > 0
+	return r.TeardownErr == nil && len(r.Rounds) == r.Options.Rounds
 }
 
-// leg returns the leg called name, nil if it did not run.
-func (r *result) leg(name string) *legResult {
-	for _, l := range r.Legs {
-		if l.Name == name {
-			return l
+// leg returns the results of the leg called name, one per round that ran it.
+func (r *result) leg(name string) []*legResult {
+	var out []*legResult
+	for _, round := range r.Rounds {
+		for _, l := range round {
+			if l.Name == name {
+				out = append(out, l)
+			}
 		}
 	}
-	return nil
+	return out
 }
 
 // Leg names.
@@ -47,10 +54,18 @@ const (
 	legConsumeDirect  = "consume direct"
 )
 
-// compare runs the legs o selects, in the order produce gateway, produce direct (replaying
-// the gateway leg's batch sizes), consume gateway, consume direct, and returns their
-// measurements. An error means the environment could not be set up; a failed leg is
-// reported in its legResult and the other legs still run.
+// leg is one step of a round.
+type leg struct {
+	name       string
+	viaGateway bool
+	run        func(context.Context, *legResult) error
+}
+
+// compare runs o.Rounds rounds. Each round creates fresh topics and runs the legs o selects,
+// in the order produce gateway, produce direct (replaying that round's franz-go batch sizes),
+// consume gateway, consume direct, so each gateway leg is compared with a direct leg measured
+// moments later. An error means the environment could not be set up; a failed leg is reported
+// in its legResult and the other legs still run.
 func compare(ctx context.Context, o *Options, progress io.Writer) (*result, error) {
 	start := time.Now()
 	b, err := newBench(ctx, o, progress)
@@ -58,11 +73,6 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 		return nil, err
 	}
 	res := &result{Options: *o, Iggy: b.describeIggy(), Gateway: b.describeGateway(), LoadBefore: loadAverage()}
-	type leg struct {
-		name       string
-		viaGateway bool
-		run        func(context.Context, *legResult) error
-	}
 	var legs []leg
 	if o.Gateway {
 		legs = append(legs, leg{legProduceGateway, true, b.produceGateway})
@@ -76,16 +86,39 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 	if o.Direct {
 		legs = append(legs, leg{legConsumeDirect, false, b.consumeDirect})
 	}
+	var roundErrs []error
+	for i := range o.Rounds {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(progress, "round %d of %d\n", i+1, o.Rounds)
+		round, err := b.round(ctx, i+1, legs)
+		if err != nil {
+			roundErrs = append(roundErrs, fmt.Errorf("round %d: %w", i+1, err))
+			break
+		}
+		res.Rounds = append(res.Rounds, round)
+	}
+	res.LoadAfter = loadAverage()
+	res.TeardownErr = errors.Join(append(roundErrs, b.close())...)
+	res.Total = time.Since(start)
+	return res, nil
+}
+
+// round runs legs once on fresh topics, then deletes them.
+func (b *bench) round(ctx context.Context, n int, legs []leg) ([]*legResult, error) {
+	if err := b.createTopics(ctx); err != nil {
+		return nil, err
+	}
+	b.batches = nil
+	var out []*legResult
 	for _, l := range legs {
 		if ctx.Err() != nil {
 			break
 		}
-		res.Legs = append(res.Legs, b.measure(ctx, l.name, l.viaGateway, l.run))
+		out = append(out, b.measure(ctx, n, l))
 	}
-	res.LoadAfter = loadAverage()
-	res.TeardownErr = b.close()
-	res.Total = time.Since(start)
-	return res, nil
+	return out, b.deleteTopics()
 }
 
 func (b *bench) describeIggy() string {

@@ -23,7 +23,7 @@ func needGateway(t *testing.T) {
 
 func tinyOptions() *Options {
 	o := defaultOptions()
-	o.Records, o.RecordSize, o.Partitions, o.Producers = 3000, 100, 3, 2
+	o.Records, o.RecordSize, o.Partitions, o.Producers, o.Rounds = 3000, 100, 3, 2, 1
 	o.StallTimeout = 20 * time.Second
 	return &o
 }
@@ -33,7 +33,7 @@ func tinyOptions() *Options {
 func TestCompareRunsEveryLeg(t *testing.T) {
 	needGateway(t)
 	o := tinyOptions()
-	o.Codec = "lz4"
+	o.Codec, o.Rounds = "lz4", 2
 	o.ProfileDir = t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -49,34 +49,41 @@ func TestCompareRunsEveryLeg(t *testing.T) {
 		t.Fatalf("comparison failed:\n%s\n%s", progress.String(), out.String())
 	}
 	for _, name := range []string{legProduceGateway, legProduceDirect, legConsumeGateway, legConsumeDirect} {
-		l := res.leg(name)
-		switch {
-		case l == nil:
-			t.Fatalf("leg %q did not run", name)
-		case l.Records != int64(o.Records) || l.Elapsed <= 0 || l.Requests.N == 0:
-			t.Errorf("%s: %d records in %s over %d requests", name, l.Records, l.Elapsed, l.Requests.N)
-		case strings.HasSuffix(name, "gateway") && (!l.GatewayMeasured || l.GatewayPeakRSS <= 0):
-			t.Errorf("%s: gateway resources not measured", name)
+		legs := res.leg(name)
+		if len(legs) != o.Rounds {
+			t.Fatalf("leg %q ran %d times, want %d", name, len(legs), o.Rounds)
 		}
-		if strings.HasPrefix(name, "consume") && (l.Verify == nil || l.Verify.Valid != o.Records) {
-			t.Errorf("%s: verification %+v", name, l.Verify)
-		}
-		if strings.HasSuffix(name, "gateway") {
-			prof, err := os.ReadFile(l.Profile)
-			if err != nil || !bytes.HasPrefix(prof, []byte{0x1f, 0x8b}) {
-				t.Errorf("%s: profile %q: %v, %d bytes", name, l.Profile, err, len(prof))
+		for i, l := range legs {
+			switch {
+			case l.Records != int64(o.Records) || l.Elapsed <= 0 || l.Requests.summary().N == 0:
+				t.Errorf("%s round %d: %d records in %s over %d requests", name, i+1, l.Records, l.Elapsed, l.Requests.summary().N)
+			case strings.HasSuffix(name, "gateway") && (!l.GatewayMeasured || l.GatewayPeakRSS <= 0):
+				t.Errorf("%s round %d: gateway resources not measured", name, i+1)
+			}
+			if strings.HasPrefix(name, "consume") && (l.Verify == nil || l.Verify.Valid != o.Records) {
+				t.Errorf("%s round %d: verification %+v", name, i+1, l.Verify)
+			}
+			if strings.HasSuffix(name, "gateway") {
+				prof, err := os.ReadFile(l.Profile)
+				if err != nil || !bytes.HasPrefix(prof, []byte{0x1f, 0x8b}) {
+					t.Errorf("%s round %d: profile %q: %v, %d bytes", name, i+1, l.Profile, err, len(prof))
+				}
 			}
 		}
 	}
-	if pg := res.leg(legProduceGateway); pg.RecordLatency.N != o.Records || pg.WireRatio <= 0 || pg.WireRatio >= 1 {
-		t.Errorf("produce gateway: %d record latencies, lz4 wire ratio %.2f", pg.RecordLatency.N, pg.WireRatio)
+	for i, pg := range res.leg(legProduceGateway) {
+		if pg.RecordLatency.summary().N != o.Records || pg.WireRatio <= 0 || pg.WireRatio >= 1 {
+			t.Errorf("produce gateway round %d: %d record latencies, lz4 wire ratio %.2f", i+1, pg.RecordLatency.summary().N, pg.WireRatio)
+		}
+		// The direct leg sent batches of the sizes franz-go cut.
+		if pd := res.leg(legProduceDirect)[i]; pg.MeanBatch != pd.MeanBatch {
+			t.Errorf("round %d: records per batch: gateway %.1f, direct %.1f", i+1, pg.MeanBatch, pd.MeanBatch)
+		}
 	}
-	// The direct leg sent the batches franz-go cut.
-	if pg, pd := res.leg(legProduceGateway), res.leg(legProduceDirect); pg.MeanBatch != pd.MeanBatch {
-		t.Errorf("records per batch: gateway %.1f, direct %.1f", pg.MeanBatch, pd.MeanBatch)
-	}
-	if !strings.Contains(out.String(), "gateway/direct produce rate") || !strings.Contains(out.String(), "gateway/direct consume rate") {
-		t.Errorf("report without ratios:\n%s", out.String())
+	for _, want := range []string{"gateway/direct produce rate", "gateway/direct consume rate", "verified 3000 records in each of 2 round(s)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report without %q:\n%s", want, out.String())
+		}
 	}
 }
 
@@ -100,6 +107,9 @@ func TestConsumersReportBadRecords(t *testing.T) {
 			t.Error(err)
 		}
 	}()
+	if err := b.createTopics(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for _, path := range []struct {
 		topic            string
 		produce, consume func(context.Context, *legResult) error
@@ -107,7 +117,7 @@ func TestConsumersReportBadRecords(t *testing.T) {
 		{b.gwTopic, b.produceGateway, b.consumeGateway},
 		{b.directTopic, b.produceDirect, b.consumeDirect},
 	} {
-		if err := path.produce(ctx, &legResult{}); err != nil {
+		if err := path.produce(ctx, newLegResult("produce")); err != nil {
 			t.Fatalf("%s: produce: %v", path.topic, err)
 		}
 		corrupt := make([]byte, o.RecordSize)
@@ -123,8 +133,8 @@ func TestConsumersReportBadRecords(t *testing.T) {
 		if _, err := b.iggy.SendMessages(ctx, iggy.Name(o.IggyStream), iggy.Name(path.topic), 0, msgs); err != nil {
 			t.Fatal(err)
 		}
-		var r legResult
-		err = path.consume(ctx, &r)
+		r := newLegResult("consume")
+		err = path.consume(ctx, r)
 		if err == nil || !strings.Contains(err.Error(), "1 duplicated, 1 corrupt") {
 			t.Errorf("%s: consume error %v, want one duplicated and one corrupt record", path.topic, err)
 		}

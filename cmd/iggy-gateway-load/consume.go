@@ -39,17 +39,15 @@ func (b *bench) consumeGateway(ctx context.Context, r *legResult) error {
 			offsets[int32(p)] = kgo.NewOffset().At(0)
 		}
 	}
-	requests := &latencies{}
 	v := newVerifier(b.l, b.o.RecordSize)
 	defer func() {
 		rep := v.report()
 		r.Verify = &rep
-		r.Requests = requests.summary()
 	}()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.gwAddr),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{b.gwTopic: offsets}),
 		kgo.FetchMaxPartitionBytes(int32(min(b.o.FetchPartitionBytes, 1<<30))),
-		kgo.WithHooks(fetchHooks{requests}))
+		kgo.WithHooks(fetchHooks{r.Requests}))
 	if err != nil {
 		return err
 	}
@@ -117,12 +115,10 @@ func (b *bench) consumeDirect(ctx context.Context, r *legResult) error {
 		return err
 	}
 	count := uint32(max(1, b.o.FetchPartitionBytes/b.o.RecordSize))
-	polls := &latencies{}
 	v := newVerifier(b.l, b.o.RecordSize)
 	defer func() {
 		rep := v.report()
 		r.Verify = &rep
-		r.Requests = polls.summary()
 	}()
 	stream, topic := iggy.Name(b.o.IggyStream), iggy.Name(b.directTopic)
 	errs := make([]error, len(ends))
@@ -146,7 +142,7 @@ func (b *bench) consumeDirect(ctx context.Context, r *legResult) error {
 					errs[p] = fmt.Errorf("poll partition %d at offset %d: %w", p, next, err)
 					return
 				}
-				polls.add(time.Since(t0))
+				r.Requests.add(time.Since(t0))
 				if len(polled.Messages) == 0 {
 					if time.Since(lastProgress) > b.o.StallTimeout {
 						errs[p] = fmt.Errorf("partition %d: no messages at offset %d of %d for %s", p, next, end, b.o.StallTimeout)

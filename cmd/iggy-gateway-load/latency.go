@@ -27,11 +27,17 @@ type percentiles struct {
 	Max, Mean      time.Duration
 }
 
-// summary returns the nearest-rank percentiles.
-func (l *latencies) summary() percentiles {
-	l.mu.Lock()
-	s := slices.Clone(l.samples)
-	l.mu.Unlock()
+// summary returns the nearest-rank percentiles of l.
+func (l *latencies) summary() percentiles { return merged(l) }
+
+// merged returns the nearest-rank percentiles of the samples of every ls together.
+func merged(ls ...*latencies) percentiles {
+	var s []time.Duration
+	for _, l := range ls {
+		l.mu.Lock()
+		s = append(s, l.samples...)
+		l.mu.Unlock()
+	}
 	if len(s) == 0 {
 		return percentiles{}
 	}

@@ -24,4 +24,7 @@ func TestPercentilesNearestRank(t *testing.T) {
 	if s := one.summary(); s.P50 != time.Second || s.P999 != time.Second {
 		t.Fatalf("one sample: %+v", s)
 	}
+	if s := merged(&l, &one); s.N != 1001 || s.Max != time.Second || s.P50 != 501*time.Millisecond {
+		t.Fatalf("merged: %+v", s)
+	}
 }

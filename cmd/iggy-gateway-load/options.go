@@ -37,13 +37,14 @@ type Options struct {
 	GatewayEnv                           []string
 	ProfileDir                           string // CPU profiles of the started gateway go here
 
+	Rounds       int           // each round runs every leg once on fresh topics
 	StallTimeout time.Duration // a leg that makes no progress for this long fails
 	KeepTopics   bool
 }
 
 func defaultOptions() Options {
 	return Options{
-		Records: 200_000, RecordSize: 1024, Codec: "none", Acks: "all",
+		Records: 300_000, Rounds: 3, RecordSize: 1024, Codec: "none", Acks: "all",
 		Linger: 10 * time.Millisecond, BatchBytes: 1 << 20, Partitions: 4, Producers: 1,
 		FetchPartitionBytes: 1 << 20, Gateway: true, Direct: true,
 		IggyUsername: "iggy", IggyPassword: "iggy", IggyStream: "kafka",
@@ -63,7 +64,8 @@ func parseOptions(args []string, stderr io.Writer) (*Options, error) {
 		fmt.Fprintf(stderr, "Usage: iggy-gateway-load [flags]\n\nCompares produce and consume through the gateway with direct Iggy access (docs/PERFORMANCE.md).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	fs.IntVar(&o.Records, "records", o.Records, "records per leg")
+	fs.IntVar(&o.Records, "records", o.Records, "records per leg and round")
+	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds; each runs every leg once, and the report gives the median")
 	fs.IntVar(&o.RecordSize, "record-size", o.RecordSize, "bytes per record value (at least 12)")
 	fs.StringVar(&o.Codec, "codec", o.Codec, "producer compression: none, gzip, snappy, lz4 or zstd")
 	fs.StringVar(&o.Acks, "acks", o.Acks, "producer acks: all, 1 or 0 (1 and 0 disable idempotent writes)")
@@ -130,6 +132,8 @@ func (o *Options) validate() error {
 	switch {
 	case o.Records < 1:
 		return errors.New("--records must be at least 1")
+	case o.Rounds < 1:
+		return errors.New("--rounds must be at least 1")
 	case o.RecordSize < valueHeaderSize:
 		return fmt.Errorf("--record-size must be at least %d (sequence number and checksum)", valueHeaderSize)
 	case o.Partitions < 1 || o.Partitions > 1000:

@@ -59,7 +59,6 @@ func (h *produceHooks) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, par
 // each record to the partition the layout gives it.
 func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 	o := b.o
-	requests, records := &latencies{}, &latencies{}
 	hooks := make([]*produceHooks, o.Producers)
 	clients := make([]*kgo.Client, o.Producers)
 	defer func() {
@@ -70,7 +69,7 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 		}
 	}()
 	for j := range clients {
-		hooks[j] = &produceHooks{requests: requests, batches: map[int32][]int{}}
+		hooks[j] = &produceHooks{requests: r.Requests, batches: map[int32][]int{}}
 		opts := append(o.producerOpts(), kgo.SeedBrokers(b.gwAddr), kgo.WithHooks(hooks[j]))
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
@@ -97,7 +96,7 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 				rec := &kgo.Record{Topic: b.gwTopic, Partition: int32(b.l.partition(seq)), Value: v}
 				t0 := time.Now()
 				cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
-					records.add(time.Since(t0))
+					r.RecordLatency.add(time.Since(t0))
 					pool.Put(v)
 					if err != nil && failed.Add(1) == 1 {
 						firstErr.Store(&err)
@@ -111,7 +110,6 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 	}
 	wg.Wait()
 	r.Elapsed = time.Since(start)
-	r.Requests, r.RecordLatency = requests.summary(), records.summary()
 
 	b.batches = make([][]int, o.Producers*o.Partitions)
 	var raw, wire int64
@@ -170,7 +168,6 @@ func (b *bench) produceDirect(ctx context.Context, r *legResult) error {
 	if err != nil {
 		return err
 	}
-	sends := &latencies{}
 	stream, topic := iggy.Name(o.IggyStream), iggy.Name(b.directTopic)
 	var nSends atomic.Int64
 	errs := make([]error, o.Producers*o.Partitions)
@@ -203,7 +200,7 @@ func (b *bench) produceDirect(ctx context.Context, r *legResult) error {
 						errs[lane] = fmt.Errorf("send to partition %d: %w", p, err)
 						return
 					}
-					sends.add(time.Since(t0))
+					r.Requests.add(time.Since(t0))
 					nSends.Add(1)
 				}
 			}()
@@ -211,7 +208,6 @@ func (b *bench) produceDirect(ctx context.Context, r *legResult) error {
 	}
 	wg.Wait()
 	r.Elapsed = time.Since(start)
-	r.Requests = sends.summary()
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

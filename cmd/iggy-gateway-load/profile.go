@@ -27,13 +27,13 @@ func (p *profiler) start(ctx context.Context) error {
 	return err
 }
 
-// stop stops the profile and writes it to gateway-<leg>.cpu.pprof; it returns the path.
-func (p *profiler) stop(ctx context.Context, leg string) (string, error) {
+// stop stops the profile and writes it to gateway-<name>.cpu.pprof; it returns the path.
+func (p *profiler) stop(ctx context.Context, name string) (string, error) {
 	body, err := p.post(ctx, "/cpu/stop")
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(p.dir, "gateway-"+leg+".cpu.pprof")
+	path := filepath.Join(p.dir, "gateway-"+name+".cpu.pprof")
 	return path, os.WriteFile(path, body, 0o644)
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -11,75 +13,196 @@ import (
 // goalRatio is the target for later work: gateway throughput at least this share of direct.
 const goalRatio = 0.80
 
+// legSummary is one leg over every round that ran it without error.
+type legSummary struct {
+	Name                string
+	Rounds, Failed      int
+	RecordsPerSec, MBps float64 // medians over rounds
+	Requests, Records   percentiles
+	PerRequest          float64 // records per produce batch, direct send, fetch or poll
+	GatewayCPUPerGB     float64 // -1: not measured
+	GatewayPeakRSS      int64
+	ToolCPUPerGB        float64
+	WireRatio           float64 // compressed/uncompressed, gateway produce
+	Verified            int     // records verified per round (consume legs)
+}
+
+func summarize(name string, legs []*legResult) legSummary {
+	s := legSummary{Name: name, GatewayCPUPerGB: -1}
+	var rates, mbs []float64
+	var reqs, recs []*latencies
+	var bytes, gwBytes int64
+	var tool, gwCPU time.Duration
+	var records, batches float64
+	for _, l := range legs {
+		if l.Err != nil {
+			s.Failed++
+			continue
+		}
+		s.Rounds++
+		r, mb := l.rate()
+		rates, mbs = append(rates, r), append(mbs, mb)
+		reqs, recs = append(reqs, l.Requests), append(recs, l.RecordLatency)
+		bytes += l.Bytes
+		tool += l.ToolCPU
+		if l.GatewayMeasured {
+			gwCPU += l.GatewayCPU
+			gwBytes += l.Bytes
+			s.GatewayPeakRSS = max(s.GatewayPeakRSS, l.GatewayPeakRSS)
+		}
+		records += float64(l.Records)
+		if l.MeanBatch > 0 {
+			batches += float64(l.Records) / l.MeanBatch
+		} else {
+			batches += float64(l.Requests.summary().N)
+		}
+		s.WireRatio = l.WireRatio
+		if l.Verify != nil {
+			s.Verified = l.Verify.Valid
+		}
+	}
+	if s.Rounds == 0 {
+		return s
+	}
+	s.RecordsPerSec, s.MBps = median(rates), median(mbs)
+	s.Requests, s.Records = merged(reqs...), merged(recs...)
+	if batches > 0 {
+		s.PerRequest = records / batches
+	}
+	if gwBytes > 0 {
+		s.GatewayCPUPerGB = gwCPU.Seconds() / (float64(gwBytes) / 1e9)
+	}
+	if bytes > 0 {
+		s.ToolCPUPerGB = tool.Seconds() / (float64(bytes) / 1e9)
+	}
+	return s
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else if n > 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return 0
+}
+
+// ratios returns gateway/direct records-per-second of each round where both legs succeeded.
+func ratios(r *result, gateway, direct string) []float64 {
+	var out []float64
+	for _, round := range r.Rounds {
+		var g, d *legResult
+		for _, l := range round {
+			switch l.Name {
+			case gateway:
+				g = l
+			case direct:
+				d = l
+			}
+		}
+		if g == nil || d == nil || g.Err != nil || d.Err != nil {
+			continue
+		}
+		gr, _ := g.rate()
+		dr, _ := d.rate()
+		if dr > 0 {
+			out = append(out, gr/dr)
+		}
+	}
+	return out
+}
+
 // printReport writes the result table, the ratios and any failures.
 func printReport(w io.Writer, r *result) {
 	o := r.Options
-	fmt.Fprintf(w, "\n%d records × %d B per leg, codec %s, acks %s, linger %s, batch ≤ %d B, %d partitions, %d producer(s)\n",
-		o.Records, o.RecordSize, o.Codec, o.Acks, o.Linger, o.BatchBytes, o.Partitions, o.Producers)
+	fmt.Fprintf(w, "\n%d records × %d B per leg, %d round(s), codec %s, acks %s, linger %s, batch ≤ %d B, %d partitions, %d producer(s)\n",
+		o.Records, o.RecordSize, o.Rounds, o.Codec, o.Acks, o.Linger, o.BatchBytes, o.Partitions, o.Producers)
 	fmt.Fprintf(w, "Iggy: %s\ngateway: %s\n", r.Iggy, r.Gateway)
 	fmt.Fprintf(w, "load average before %s, after %s; whole run %s\n\n", r.LoadBefore, r.LoadAfter, r.Total.Round(time.Millisecond))
 
+	var names []string
+	for _, round := range r.Rounds {
+		for _, l := range round {
+			if !slices.Contains(names, l.Name) {
+				names = append(names, l.Name)
+			}
+		}
+	}
+	sums := map[string]legSummary{}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "leg\trecords/s\tMB/s\treq p50\treq p99\treq p999\trecs/req\tgw CPU s/GB\tgw peak RSS\ttool CPU s/GB\t")
-	for _, l := range r.Legs {
-		recs, mb := l.rate()
+	for _, name := range names {
+		s := summarize(name, r.leg(name))
+		sums[name] = s
+		if s.Rounds == 0 {
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\t\t\n", name)
+			continue
+		}
 		gwCPU, gwRSS := "-", "-"
-		if l.GatewayMeasured {
-			gwCPU, gwRSS = perGB(l.GatewayCPU, l.Bytes), mib(l.GatewayPeakRSS)
+		if s.GatewayCPUPerGB >= 0 {
+			gwCPU, gwRSS = fmt.Sprintf("%.2f", s.GatewayCPUPerGB), fmt.Sprintf("%.0f MiB", float64(s.GatewayPeakRSS)/(1<<20))
 		}
-		perReq := "-"
-		if l.MeanBatch > 0 {
-			perReq = fmt.Sprintf("%.0f", l.MeanBatch)
-		} else if l.Requests.N > 0 && l.Records > 0 {
-			perReq = fmt.Sprintf("%.0f", float64(l.Records)/float64(l.Requests.N))
-		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Name, recs, mb,
-			ms(l.Requests.P50), ms(l.Requests.P99), ms(l.Requests.P999), perReq, gwCPU, gwRSS, perGB(l.ToolCPU, l.Bytes))
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t\n", name, s.RecordsPerSec, s.MBps,
+			ms(s.Requests.P50), ms(s.Requests.P99), ms(s.Requests.P999), s.PerRequest, gwCPU, gwRSS, s.ToolCPUPerGB)
 	}
 	tw.Flush()
 
-	if l := r.leg(legProduceGateway); l != nil && l.RecordLatency.N > 0 {
-		p := l.RecordLatency
+	if s, ok := sums[legProduceGateway]; ok && s.Records.N > 0 {
+		p := s.Records
 		fmt.Fprintf(w, "\nproduce gateway, per record (Produce call to promise): p50 %s, p99 %s, p999 %s", ms(p.P50), ms(p.P99), ms(p.P999))
-		if l.WireRatio > 0 && o.Codec != "none" {
-			fmt.Fprintf(w, "; %s batches at %.0f%% of their uncompressed size", o.Codec, 100*l.WireRatio)
+		if s.WireRatio > 0 && o.Codec != "none" {
+			fmt.Fprintf(w, "; %s batches at %.0f%% of their uncompressed size", o.Codec, 100*s.WireRatio)
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 	for _, pair := range [][2]string{{legProduceGateway, legProduceDirect}, {legConsumeGateway, legConsumeDirect}} {
-		gw, direct := r.leg(pair[0]), r.leg(pair[1])
-		if gw == nil || direct == nil {
+		if _, ok := sums[pair[0]]; !ok {
+			continue
+		}
+		if _, ok := sums[pair[1]]; !ok {
 			continue
 		}
 		what := strings.Fields(pair[0])[0]
-		if gw.Err != nil || direct.Err != nil {
-			fmt.Fprintf(w, "gateway/direct %s: not comparable (a leg failed)\n", what)
+		rs := ratios(r, pair[0], pair[1])
+		if len(rs) == 0 {
+			fmt.Fprintf(w, "gateway/direct %s rate: not comparable (legs failed)\n", what)
 			continue
 		}
-		g, _ := gw.rate()
-		d, _ := direct.rate()
+		m := median(rs)
 		verdict := "below"
-		if g >= goalRatio*d {
+		if m >= goalRatio {
 			verdict = "meets"
 		}
-		fmt.Fprintf(w, "gateway/direct %s rate: %.2f (%s the %.0f%% goal)\n", what, g/d, verdict, 100*goalRatio)
-	}
-	for _, l := range r.Legs {
-		if l.Verify != nil && l.Err == nil {
-			fmt.Fprintf(w, "%s: verified %d records (count, partition, per-producer order, checksum)\n", l.Name, l.Verify.Valid)
+		each := make([]string, len(rs))
+		for i, x := range rs {
+			each[i] = fmt.Sprintf("%.2f", x)
 		}
-		if l.Profile != "" {
-			fmt.Fprintf(w, "%s: CPU profile %s (go tool pprof -top %s)\n", l.Name, l.Profile, l.Profile)
+		fmt.Fprintf(w, "gateway/direct %s rate: %.2f median of rounds [%s] (%s the %.0f%% goal)\n",
+			what, m, strings.Join(each, " "), verdict, 100*goalRatio)
+	}
+	for _, name := range names {
+		if s := sums[name]; s.Verified > 0 {
+			fmt.Fprintf(w, "%s: verified %d records in each of %d round(s) (count, partition, per-producer order, checksum)\n", name, s.Verified, s.Rounds)
 		}
 	}
-	for _, l := range r.Legs {
-		if l.Err != nil {
-			fmt.Fprintf(w, "FAILED %s: %v\n", l.Name, l.Err)
+	if o.ProfileDir != "" {
+		for _, what := range []string{"produce", "consume"} {
+			glob := filepath.Join(o.ProfileDir, "gateway-"+what+".*.cpu.pprof")
+			fmt.Fprintf(w, "gateway CPU profiles of the %s legs: %s (all rounds: go tool pprof -top %s)\n", what, glob, glob)
+		}
+	}
+	for i, round := range r.Rounds {
+		for _, l := range round {
+			if l.Err != nil {
+				fmt.Fprintf(w, "FAILED %s in round %d: %v\n", l.Name, i+1, l.Err)
+			}
 		}
 	}
 	if r.TeardownErr != nil {
-		fmt.Fprintf(w, "FAILED at teardown: %v\n", r.TeardownErr)
+		fmt.Fprintf(w, "FAILED: %v\n", r.TeardownErr)
 	}
 }
 
@@ -90,13 +213,3 @@ func ms(d time.Duration) string {
 	}
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
 }
-
-// perGB is CPU seconds per 10^9 bytes of record values moved.
-func perGB(cpu time.Duration, bytes int64) string {
-	if bytes == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", cpu.Seconds()/(float64(bytes)/1e9))
-}
-
-func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
