@@ -45,6 +45,10 @@ type Broker struct {
 	data      dataPlane // Produce/Fetch/ListOffsets state (partitions.go)
 	groups    groupState
 
+	// adminMu serializes topic administration that reads Iggy state before changing it
+	// (CreatePartitions adds to the current count).
+	adminMu sync.Mutex
+
 	handlers map[int16]listener.Handler
 	// unsupportedAPIVersions serves ApiVersions at versions outside the table (KIP-511).
 	unsupportedAPIVersions listener.Handler

@@ -1,0 +1,141 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+)
+
+// This file holds what the topic administration and config APIs share: CreateTopics,
+// DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs.
+
+// apiError is a Kafka error code with the message sent to the client next to it.
+type apiError struct {
+	code int16
+	msg  string
+}
+
+func newAPIError(e *kerr.Error, format string, args ...any) *apiError {
+	return &apiError{code: e.Code, msg: fmt.Sprintf(format, args...)}
+}
+
+// fields returns the error code and message fields of a result; a nil error is success.
+func (e *apiError) fields() (int16, *string) {
+	if e == nil {
+		return 0, nil
+	}
+	msg := e.msg
+	return e.code, &msg
+}
+
+// maxTopicPartitions is Iggy's limit on partitions per topic (and per CreatePartitions call).
+const maxTopicPartitions = 1000
+
+// adminRefusal is the answer to administration requests this gateway cannot serve at all:
+// without the bridge nothing can be created, changed or described (SPEC §4.3). Kafka's
+// NOT_CONTROLLER is what an admin client expects from a broker that does not manage topics.
+func (b *Broker) adminRefusal() *apiError {
+	if b.bridgeOff() {
+		return newAPIError(kerr.NotController, "this gateway runs without the Iggy bridge (IGGY_KAFKA_BRIDGE_ENABLED=false): topics and their configs cannot be managed")
+	}
+	return nil
+}
+
+// adminContext bounds a request that carries a timeout (CreateTopics, DeleteTopics,
+// CreatePartitions) by it; topics not done by then get REQUEST_TIMED_OUT. Without a positive
+// timeout the Iggy client's own request timeout applies.
+func adminContext(ctx context.Context, timeoutMillis int32) (context.Context, context.CancelFunc) {
+	if timeoutMillis <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Duration(timeoutMillis)*time.Millisecond)
+}
+
+// repeated returns the names that occur more than once among n items, where name(i) is the
+// name of item i. Kafka answers every repeated name once, with INVALID_REQUEST.
+func repeated(n int, name func(i int) string) map[string]bool {
+	seen := make(map[string]bool, n)
+	var dup map[string]bool
+	for i := 0; i < n; i++ {
+		s := name(i)
+		if seen[s] {
+			if dup == nil {
+				dup = make(map[string]bool)
+			}
+			dup[s] = true
+		}
+		seen[s] = true
+	}
+	return dup
+}
+
+// checkReplicas validates the manual replica assignment of one partition. Iggy places and
+// replicates partitions itself and Metadata reports this gateway as the single replica of
+// every partition, so the only assignment that can be honoured is exactly that one; other
+// brokers are "not registered" as far as Kafka clients can tell.
+func (b *Broker) checkReplicas(partition int32, replicas []int32) *apiError {
+	if len(replicas) == 0 {
+		return newAPIError(kerr.InvalidReplicaAssignment, "the manual assignment of partition %d has an empty replica list", partition)
+	}
+	for i, id := range replicas {
+		if id != b.nodeID() {
+			return newAPIError(kerr.InvalidReplicaAssignment, "the manual assignment of partition %d includes broker %d, but no such broker is registered (the only broker is %d)", partition, id, b.nodeID())
+		}
+		if i > 0 {
+			return newAPIError(kerr.InvalidReplicaAssignment, "the manual assignment of partition %d includes broker %d more than once", partition, id)
+		}
+	}
+	return nil
+}
+
+// checkBrokerName validates the name of a BROKER config resource: empty (the cluster-wide
+// default) or this gateway's node id, as Kafka requires of the broker a request reaches.
+func (b *Broker) checkBrokerName(name string) *apiError {
+	if name == "" || name == strconv.Itoa(int(b.nodeID())) {
+		return nil
+	}
+	return newAPIError(kerr.InvalidRequest, "unexpected broker id %q: this is broker %d (or use the empty name for the cluster default)", name, b.nodeID())
+}
+
+// adminError maps an error of a topic administration call on Kafka topic `topic` (create,
+// delete, add partitions, update options) to the Kafka error and message of its result.
+func adminError(topic string, err error) *apiError {
+	switch {
+	case isNotFound(err):
+		return newAPIError(kerr.UnknownTopicOrPartition, "topic %q does not exist", topic)
+	case iggy.IsCode(err, iggy.CodeTopicNameAlreadyExists):
+		return newAPIError(kerr.TopicAlreadyExists, "topic %q already exists", topic)
+	case isUnauthorized(err):
+		return newAPIError(kerr.TopicAuthorizationFailed, "the gateway's Iggy account is not allowed to change topic %q", topic)
+	case iggy.IsCode(err, iggy.CodeInvalidTopicSize):
+		return newAPIError(kerr.InvalidConfig, "Iggy refused retention.bytes for topic %q: it must be -1 or at least the topic's segment size", topic)
+	case iggy.IsCode(err, iggy.CodeTooManyPartitions, iggy.CodeInvalidPartitionsCount):
+		return newAPIError(kerr.InvalidPartitions, "Iggy refused the partition count of topic %q: a topic has 1 to %d partitions", topic, maxTopicPartitions)
+	case iggy.IsCode(err, iggy.CodeInvalidTopicName):
+		return newAPIError(kerr.InvalidTopicException, "Iggy refused the name of topic %q", topic)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return newAPIError(kerr.RequestTimedOut, "Iggy did not answer in time for topic %q; the change may or may not have been applied", topic)
+	case errors.Is(err, iggy.ErrConnection):
+		return newAPIError(kerr.RequestTimedOut, "the connection to Iggy failed during the change of topic %q; it may or may not have been applied", topic)
+	default:
+		return newAPIError(kerr.UnknownServerError, "topic %q: %v", topic, err)
+	}
+}
+
+// logAdminError maps err and logs the failures that are not the client's doing.
+func (b *Broker) logAdminError(cc *listener.ConnContext, op, topic string, err error) *apiError {
+	aerr := adminError(topic, err)
+	switch aerr.code {
+	case kerr.UnknownTopicOrPartition.Code, kerr.TopicAlreadyExists.Code:
+	default:
+		b.log.Warn(op+" failed", "conn", cc.ID, "topic", topic, "kafka_error", aerr.code, "err", err)
+	}
+	return aerr
+}

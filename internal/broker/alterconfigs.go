@@ -1,0 +1,118 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+func init() {
+	// Errors are per resource only: an undecodable request closes the connection.
+	register(kmsg.AlterConfigs, route{serve: typed((*Broker).alterConfigs)})
+}
+
+// alterConfigs is the legacy, non-incremental AlterConfigs: like Kafka, it replaces the whole
+// set of a topic's configs, so a setting not named in the request goes back to its default.
+// (The upstream gateway patches instead; Kafka's semantics are what legacy clients such as
+// sarama and kafka-go expect.)
+func (b *Broker) alterConfigs(ctx context.Context, cc *listener.ConnContext, req *kmsg.AlterConfigsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	key := func(i int) string {
+		return configResourceKey(req.Resources[i].ResourceType, req.Resources[i].ResourceName)
+	}
+	dup := repeated(len(req.Resources), key)
+	answered := make(map[string]bool, len(dup))
+	for i := range req.Resources {
+		rr := &req.Resources[i]
+		var err *apiError
+		if k := key(i); dup[k] {
+			if answered[k] {
+				continue
+			}
+			answered[k] = true
+			err = newAPIError(kerr.InvalidRequest, "the resource appears more than once in the request")
+		} else {
+			err = b.alterLegacy(ctx, cc, rr, req.ValidateOnly)
+		}
+		res := kmsg.NewAlterConfigsResponseResource()
+		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+		res.ErrorCode, res.ErrorMessage = err.fields()
+		resp.Resources = append(resp.Resources, res)
+	}
+	return resp, nil
+}
+
+func (b *Broker) alterLegacy(ctx context.Context, cc *listener.ConnContext, rr *kmsg.AlterConfigsRequestResource, validateOnly bool) *apiError {
+	switch rr.ResourceType {
+	case kmsg.ConfigResourceTypeBroker:
+		return b.refuseBrokerAlter(rr.ResourceName)
+	case kmsg.ConfigResourceTypeTopic:
+	default:
+		return unsupportedResource(rr.ResourceType)
+	}
+	var nulls []string
+	for _, c := range rr.Configs {
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return newAPIError(kerr.InvalidConfig, "null value not supported for topic configs: %s", strings.Join(nulls, ","))
+	}
+	var change retentionChange
+	change.resetAll()
+	for _, c := range rr.Configs {
+		if err := change.set(c.Name, *c.Value); err != nil {
+			return err
+		}
+	}
+	return b.alterTopic(ctx, cc, rr.ResourceName, &change, validateOnly)
+}
+
+// configResourceKey identifies a config resource for finding repeats.
+func configResourceKey(typ kmsg.ConfigResourceType, name string) string {
+	return strconv.Itoa(int(typ)) + "/" + name
+}
+
+// refuseBrokerAlter answers a change of BROKER configs: they are the gateway's settings.
+func (b *Broker) refuseBrokerAlter(name string) *apiError {
+	if err := b.checkBrokerName(name); err != nil {
+		return err
+	}
+	return newAPIError(kerr.InvalidConfig, "broker configs cannot be changed through Kafka: they come from the gateway's IGGY_KAFKA_* settings")
+}
+
+// alterTopic applies change to the Iggy topic behind a Kafka topic, or only checks that the
+// topic exists when validateOnly is set or there is nothing to change.
+func (b *Broker) alterTopic(ctx context.Context, cc *listener.ConnContext, name string, change *retentionChange, validateOnly bool) *apiError {
+	if err := b.adminRefusal(); err != nil {
+		return err
+	}
+	if name == "" {
+		return newAPIError(kerr.InvalidRequest, "default topic resources (an empty topic name) are not supported")
+	}
+	if err := topicmap.ValidateKafkaName(name); err != nil {
+		return newAPIError(kerr.InvalidTopicException, "%v", err)
+	}
+	t := b.topics.Map().Resolve(name)
+	if validateOnly || change.empty() {
+		if _, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic)); err != nil {
+			return b.logAdminError(cc, "alter configs", name, err)
+		}
+		return nil
+	}
+	// Passing the Iggy name saves UpdateTopic a lookup; options left at 0 are unchanged.
+	if err := b.iggy.UpdateTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic), t.Topic, change.options()); err != nil {
+		return b.logAdminError(cc, "alter configs", name, err)
+	}
+	opts := change.options() // 0: unchanged
+	b.log.Info("altered topic configs", "conn", cc.ID, "topic", name, "message_expiry_us", opts.MessageExpiry, "max_topic_size", opts.MaxTopicSize)
+	return nil
+}

@@ -1,0 +1,127 @@
+package broker
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func TestCreatePartitionsWithKadm(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "t", 2)
+	_, adm := g.kafka()
+	ctx := ctxT(t)
+	// Resolve "t" so that the change must invalidate a cached partition count.
+	if md := g.metadataOf("t"); len(md.Partitions) != 2 {
+		t.Fatalf("metadata: error %d, %d partitions", md.ErrorCode, len(md.Partitions))
+	}
+
+	dry, err := adm.ValidateCreatePartitions(ctx, 2, "t")
+	if err == nil {
+		err = dry.Error()
+	}
+	if err != nil {
+		t.Fatalf("validate-only add: %v", err)
+	}
+	if tp := g.iggyTopic("kafka", "t"); tp.PartitionsCount != 2 {
+		t.Fatalf("validate-only add changed the topic to %d partitions", tp.PartitionsCount)
+	}
+
+	added, err := adm.CreatePartitions(ctx, 2, "t")
+	if err == nil {
+		err = added.Error()
+	}
+	if err != nil {
+		t.Fatalf("add 2: %v", err)
+	}
+	if tp := g.iggyTopic("kafka", "t"); tp.PartitionsCount != 4 {
+		t.Fatalf("after adding 2: %d partitions in Iggy", tp.PartitionsCount)
+	}
+	if md := g.metadataOf("t"); len(md.Partitions) != 4 {
+		t.Errorf("metadata after adding: error %d, %d partitions", md.ErrorCode, len(md.Partitions))
+	}
+
+	for _, tc := range []struct {
+		set     int
+		topic   string
+		want    error
+		message string
+	}{
+		{4, "t", kerr.InvalidPartitions, "already has 4"},
+		{3, "t", kerr.InvalidPartitions, "not be an increase"},
+		{1001, "t", kerr.InvalidPartitions, "at most 1000"},
+		{5, "missing", kerr.UnknownTopicOrPartition, "does not exist"},
+	} {
+		resp, err := adm.UpdatePartitions(ctx, tc.set, tc.topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resp[tc.topic]
+		if !errors.Is(r.Err, tc.want) || !strings.Contains(r.ErrMessage, tc.message) {
+			t.Errorf("set %s to %d: %v %q, want %v mentioning %q", tc.topic, tc.set, r.Err, r.ErrMessage, tc.want, tc.message)
+		}
+	}
+	if tp := g.iggyTopic("kafka", "t"); tp.PartitionsCount != 4 {
+		t.Errorf("refused changes left %d partitions", tp.PartitionsCount)
+	}
+}
+
+// Every version; manual assignments must name this gateway, one per new partition.
+func TestCreatePartitionsAllVersions(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "t", 1)
+	c := dialRaw(t, g.addr)
+	count := int32(1)
+	for v := int16(0); v <= 3; v++ {
+		count++
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.Version = v
+		req.TimeoutMillis = 5000
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{
+			{Topic: "t", Count: count, Assignment: []kmsg.CreatePartitionsRequestTopicAssignment{{Replicas: []int32{1}}}},
+			{Topic: "bad name", Count: 2},
+		}
+		resp := c.roundTrip(req).(*kmsg.CreatePartitionsResponse)
+		if len(resp.Topics) != 2 || resp.Topics[0].Topic != "t" {
+			t.Fatalf("v%d: %+v", v, resp.Topics)
+		}
+		wantCode(t, "add one", resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage, 0)
+		wantCode(t, "bad name", resp.Topics[1].ErrorCode, resp.Topics[1].ErrorMessage, kerr.UnknownTopicOrPartition.Code)
+		if tp := g.iggyTopic("kafka", "t"); int32(tp.PartitionsCount) != count {
+			t.Errorf("v%d: %d partitions, want %d", v, tp.PartitionsCount, count)
+		}
+	}
+
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.Version = 3
+	one := []kmsg.CreatePartitionsRequestTopicAssignment{{Replicas: []int32{1}}}
+	req.Topics = []kmsg.CreatePartitionsRequestTopic{
+		{Topic: "t", Count: count + 2, Assignment: one},                                                                   // too few assignments
+		{Topic: "t", Count: count + 1, Assignment: []kmsg.CreatePartitionsRequestTopicAssignment{{Replicas: []int32{7}}}}, // unknown broker
+	}
+	resp := c.roundTrip(req).(*kmsg.CreatePartitionsResponse)
+	if len(resp.Topics) != 1 {
+		t.Fatalf("a repeated topic got %d results: %+v", len(resp.Topics), resp.Topics)
+	}
+	wantCode(t, "repeated topic", resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage, kerr.InvalidRequest.Code)
+	for _, tc := range []struct {
+		assignment []kmsg.CreatePartitionsRequestTopicAssignment
+		message    string
+	}{
+		{one, "add 2 partitions, but 1 assignments"},
+		{[]kmsg.CreatePartitionsRequestTopicAssignment{{Replicas: []int32{7}}, {Replicas: []int32{1}}}, "broker 7"},
+	} {
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "t", Count: count + 2, Assignment: tc.assignment}}
+		r := c.roundTrip(req).(*kmsg.CreatePartitionsResponse).Topics[0]
+		wantCode(t, "assignment", r.ErrorCode, r.ErrorMessage, kerr.InvalidReplicaAssignment.Code)
+		if r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, tc.message) {
+			t.Errorf("message %v, want it to mention %q", r.ErrorMessage, tc.message)
+		}
+	}
+	if tp := g.iggyTopic("kafka", "t"); int32(tp.PartitionsCount) != count {
+		t.Errorf("refused assignments changed the count to %d", tp.PartitionsCount)
+	}
+}

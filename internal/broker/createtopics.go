@@ -1,0 +1,153 @@
+package broker
+
+import (
+	"context"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+)
+
+func init() {
+	// Errors are per topic only: an undecodable request closes the connection.
+	register(kmsg.CreateTopics, route{serve: typed((*Broker).createTopics)})
+}
+
+// createTopics creates the Iggy topic behind each Kafka topic (and the stream when missing),
+// checking what Kafka checks, in Kafka's order: a repeated name, the name, existence, configs,
+// then partitions, replication factor and manual assignments. validate_only runs every check
+// and creates nothing.
+func (b *Broker) createTopics(ctx context.Context, cc *listener.ConnContext, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	ctx, cancel := adminContext(ctx, req.TimeoutMillis)
+	defer cancel()
+	dup := repeated(len(req.Topics), func(i int) string { return req.Topics[i].Topic })
+	answered := make(map[string]bool, len(dup))
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		if dup[rt.Topic] {
+			if !answered[rt.Topic] {
+				answered[rt.Topic] = true
+				resp.Topics = append(resp.Topics, createTopicsResult(rt.Topic, newAPIError(kerr.InvalidRequest, "topic %q appears more than once in the request", rt.Topic)))
+			}
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.createOneTopic(ctx, cc, rt, req.ValidateOnly))
+	}
+	return resp, nil
+}
+
+func createTopicsResult(topic string, err *apiError) kmsg.CreateTopicsResponseTopic {
+	t := kmsg.NewCreateTopicsResponseTopic()
+	t.Topic = topic
+	t.ErrorCode, t.ErrorMessage = err.fields()
+	return t
+}
+
+func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, rt *kmsg.CreateTopicsRequestTopic, validateOnly bool) kmsg.CreateTopicsResponseTopic {
+	if err := b.adminRefusal(); err != nil {
+		return createTopicsResult(rt.Topic, err)
+	}
+	if err := topicmap.ValidateKafkaName(rt.Topic); err != nil {
+		return createTopicsResult(rt.Topic, newAPIError(kerr.InvalidTopicException, "%v", err))
+	}
+	t := b.topics.Map().Resolve(rt.Topic)
+	_, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	switch {
+	case err == nil:
+		return createTopicsResult(rt.Topic, newAPIError(kerr.TopicAlreadyExists, "topic %q already exists", rt.Topic))
+	case !isNotFound(err):
+		return createTopicsResult(rt.Topic, b.logAdminError(cc, "create topic", rt.Topic, err))
+	}
+	partitions, ret, aerr := b.newTopicPlan(rt)
+	if aerr != nil {
+		return createTopicsResult(rt.Topic, aerr)
+	}
+	if !validateOnly {
+		if _, err := b.createNewTopic(ctx, rt.Topic, partitions, ret.options()); err != nil {
+			return createTopicsResult(rt.Topic, b.logAdminError(cc, "create topic", rt.Topic, err))
+		}
+	}
+	res := createTopicsResult(rt.Topic, nil)
+	res.NumPartitions = int32(partitions)
+	res.ReplicationFactor = 1
+	for _, e := range topicConfigEntries(ret.apply(defaultRetention)) {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name, c.Value, c.ReadOnly, c.Source = e.name, kmsg.StringPtr(e.value), e.readOnly, int8(e.source)
+		res.Configs = append(res.Configs, c)
+	}
+	return res
+}
+
+// newTopicPlan checks the configs, partition count, replication factor and manual
+// assignments of a topic to create, and returns its partition count and retention.
+func (b *Broker) newTopicPlan(rt *kmsg.CreateTopicsRequestTopic) (uint32, retentionChange, *apiError) {
+	var ret retentionChange
+	var nulls []string
+	for _, c := range rt.Configs {
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return 0, ret, newAPIError(kerr.InvalidConfig, "null value not supported for topic configs: %s", strings.Join(nulls, ","))
+	}
+	for _, c := range rt.Configs {
+		if err := ret.set(c.Name, *c.Value); err != nil {
+			return 0, ret, err
+		}
+	}
+	if len(rt.ReplicaAssignment) > 0 {
+		n, err := b.checkAssignments(rt)
+		return n, ret, err
+	}
+	switch rf := rt.ReplicationFactor; {
+	case rf == 0 || rf < -1:
+		return 0, ret, newAPIError(kerr.InvalidReplicationFactor, "replication factor must be larger than 0, or -1 to use the default")
+	case rf > 1:
+		return 0, ret, newAPIError(kerr.InvalidReplicationFactor, "replication factor %d is not supported: Iggy replicates partitions by its own policy, so use 1 or -1", rf)
+	}
+	switch n := rt.NumPartitions; {
+	case n == -1:
+		return uint32(b.cfg.AutoCreatePartitions), ret, nil
+	case n == 0 || n < -1:
+		return 0, ret, newAPIError(kerr.InvalidPartitions, "number of partitions must be larger than 0, or -1 to use the default")
+	case n > maxTopicPartitions:
+		return 0, ret, newAPIError(kerr.InvalidPartitions, "%d partitions requested: an Iggy topic has at most %d", n, maxTopicPartitions)
+	default:
+		return uint32(n), ret, nil
+	}
+}
+
+// checkAssignments validates a manual assignment, which must cover partitions 0..n-1 once
+// each with this gateway as the only replica, and returns n.
+func (b *Broker) checkAssignments(rt *kmsg.CreateTopicsRequestTopic) (uint32, *apiError) {
+	if rt.ReplicationFactor != -1 {
+		return 0, newAPIError(kerr.InvalidRequest, "a manual partition assignment was given, but the replication factor is not -1")
+	}
+	if rt.NumPartitions != -1 {
+		return 0, newAPIError(kerr.InvalidRequest, "a manual partition assignment was given, but the number of partitions is not -1")
+	}
+	n := len(rt.ReplicaAssignment)
+	if n > maxTopicPartitions {
+		return 0, newAPIError(kerr.InvalidPartitions, "%d partitions assigned: an Iggy topic has at most %d", n, maxTopicPartitions)
+	}
+	seen := make([]bool, n)
+	for _, a := range rt.ReplicaAssignment {
+		if a.Partition >= 0 && int(a.Partition) < n && seen[a.Partition] {
+			return 0, newAPIError(kerr.InvalidReplicaAssignment, "partition %d is assigned more than once", a.Partition)
+		}
+		if err := b.checkReplicas(a.Partition, a.Replicas); err != nil {
+			return 0, err
+		}
+		if a.Partition < 0 || int(a.Partition) >= n {
+			return 0, newAPIError(kerr.InvalidReplicaAssignment, "partitions must be numbered 0 to %d in a manual assignment of %d partitions; got %d", n-1, n, a.Partition)
+		}
+		seen[a.Partition] = true
+	}
+	return uint32(n), nil
+}
