@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 	"testing"
 )
@@ -27,16 +28,29 @@ func TestFillValueIsDeterministicAndChecked(t *testing.T) {
 }
 
 func TestFillerIsWords(t *testing.T) {
-	v := make([]byte, 4096)
-	fillValue(v, 7)
-	words := bytes.Fields(v[valueHeaderSize:])
-	if len(words) < 4096/12 {
-		t.Fatalf("%d words in 4 KiB", len(words))
-	}
-	for _, w := range words[:len(words)-1] { // the last one may be cut
-		if !slices.ContainsFunc(vocabulary[:], func(v []byte) bool { return bytes.Equal(v, w) }) {
-			t.Fatalf("filler word %q not in the vocabulary", w)
+	for _, size := range []int{valueHeaderSize + 5, valueHeaderSize + 64, 4096} {
+		v := make([]byte, size)
+		fillValue(v, 7)
+		rest := v[valueHeaderSize:]
+		for i := 0; i < len(rest); i += 8 {
+			var w [8]byte
+			n := copy(w[:], rest[i:])
+			if !slices.ContainsFunc(vocabulary[:], func(word uint64) bool {
+				var full [8]byte
+				binary.LittleEndian.PutUint64(full[:], word)
+				return bytes.Equal(full[:n], w[:n])
+			}) {
+				t.Fatalf("size %d: filler bytes %d..%d %q are not a vocabulary word", size, i, i+n, w[:n])
+			}
 		}
+	}
+}
+
+func BenchmarkFillValue(b *testing.B) {
+	v := make([]byte, 1024)
+	b.SetBytes(int64(len(v)))
+	for i := 0; b.Loop(); i++ {
+		fillValue(v, uint64(i))
 	}
 }
 
