@@ -60,10 +60,6 @@ var pendingFeatures = map[Feature]string{
 	FeatureDeleteTopics:     "delete topics not implemented yet",
 	FeatureCreatePartitions: "create partitions not implemented yet",
 	FeatureConfigs:          "describe/alter configs not implemented yet",
-	FeatureGroups:           "consumer groups not implemented yet",
-	FeatureOffsets:          "committed offsets not implemented yet",
-	FeatureGroupAdmin:       "describe/list/delete groups not implemented yet",
-	FeatureStaticMembership: "static membership not implemented yet",
 }
 
 // runPending reports whether pending scenarios run anyway (IGGYGW_E2E_RUN_PENDING=1), to see

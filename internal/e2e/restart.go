@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+)
+
+// startRestartableEnv starts a gateway for a scenario that restarts it, on an Iggy backend of
+// its own: a fresh in-memory server, or the real server of IGGY_TEST_ADDR. With a fresh
+// server nothing but this gateway writes the coordinator log it reloads. Both are stopped
+// when t ends.
+func startRestartableEnv(t *testing.T) *Env {
+	t.Helper()
+	if sharedEnv(t).External() {
+		t.Skip("needs a gateway started by the harness (IGGYGW_E2E_BOOTSTRAP is set)")
+	}
+	backend, err := startIggyBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(backend.close)
+	env, err := startGatewayEnv(backend)
+	if err != nil {
+		t.Fatalf("start gateway: %v", err)
+	}
+	t.Cleanup(func() { env.stopGateway(t) })
+	return env
+}
+
+// restart stops the gateway with SIGTERM (a graceful shutdown) and starts the same binary with
+// the same settings on the same address against the same Iggy backend, waiting until it
+// answers. Clients keep their bootstrap address.
+func (e *Env) restart(t *testing.T) {
+	t.Helper()
+	e.stopGateway(t)
+	g, err := spawnGateway(gatewayBuild.bin, e.gateway.addr, e.iggy.target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.gateway = g
+	if _, err := g.waitReady(60 * time.Second); err != nil {
+		t.Fatalf("gateway after restart: %v\n%s", err, indent(g.logs.since(0)))
+	}
+	t.Logf("gateway restarted on %s", e.Bootstrap)
+}
+
+// stopGateway stops the gateway gracefully, failing t if it exits badly or reported a data
+// race; its output is printed when t has failed.
+func (e *Env) stopGateway(t *testing.T) {
+	t.Helper()
+	g := e.gateway
+	if dead, _ := g.exited(); dead {
+		return
+	}
+	if err := g.stop(); err != nil {
+		t.Errorf("gateway exited with %v", err)
+	}
+	if races := g.logs.raceReports(); races != "" {
+		t.Errorf("data race in the gateway:\n%s", races)
+	}
+	if t.Failed() {
+		t.Logf("gateway output:\n%s", indent(g.logs.since(0)))
+	}
+}
