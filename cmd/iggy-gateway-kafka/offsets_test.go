@@ -103,4 +103,3 @@ func TestOffsetsNeedTheirStream(t *testing.T) {
 		t.Errorf("log:\n%s", logs)
 	}
 }
-
