@@ -47,19 +47,14 @@ const (
 // gated: remove an entry when its feature lands, and every scenario that needs it runs (and
 // must pass) from then on.
 var pendingFeatures = map[Feature]string{
-	FeatureCore:             "gateway core (cmd/iggy-gateway-kafka, Metadata) not implemented yet",
-	FeatureAutoCreate:       "auto-create on Metadata not implemented yet",
-	FeatureProduce:          "produce not implemented yet",
-	FeatureGzip:             "gzip produce not implemented yet",
-	FeatureSnappy:           "snappy produce not implemented yet",
-	FeatureLZ4:              "lz4 produce not implemented yet",
-	FeatureZstd:             "zstd produce not implemented yet",
-	FeatureFetch:            "fetch not implemented yet",
-	FeatureListOffsets:      "list offsets not implemented yet",
-	FeatureCreateTopics:     "create topics not implemented yet",
-	FeatureDeleteTopics:     "delete topics not implemented yet",
-	FeatureCreatePartitions: "create partitions not implemented yet",
-	FeatureConfigs:          "describe/alter configs not implemented yet",
+	FeatureCore:        "gateway core (cmd/iggy-gateway-kafka, Metadata) not implemented yet",
+	FeatureProduce:     "produce not implemented yet",
+	FeatureGzip:        "gzip produce not implemented yet",
+	FeatureSnappy:      "snappy produce not implemented yet",
+	FeatureLZ4:         "lz4 produce not implemented yet",
+	FeatureZstd:        "zstd produce not implemented yet",
+	FeatureFetch:       "fetch not implemented yet",
+	FeatureListOffsets: "list offsets not implemented yet",
 }
 
 // runPending reports whether pending scenarios run anyway (IGGYGW_E2E_RUN_PENDING=1), to see

@@ -135,7 +135,8 @@ func startOwnGateway(t testing.TB, extraEnv ...string) *Env {
 	if err != nil {
 		t.Fatalf("start gateway with %v: %v", extraEnv, err)
 	}
-	env.watch(t)
+	// Cleanups run last-in first-out: register the stop first so that watch, which fails t
+	// if the gateway has exited, runs while it is still up.
 	t.Cleanup(func() {
 		if err := env.gateway.stop(); err != nil {
 			t.Errorf("gateway with %v exited with %v\n%s", extraEnv, err, indent(env.gateway.logs.since(0)))
@@ -144,6 +145,7 @@ func startOwnGateway(t testing.TB, extraEnv ...string) *Env {
 			t.Errorf("data race in the gateway:\n%s", races)
 		}
 	})
+	env.watch(t)
 	return env
 }
 
