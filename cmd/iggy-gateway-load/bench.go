@@ -38,43 +38,47 @@ type bench struct {
 	batches [][]int
 }
 
-// newBench starts or connects to Iggy and the gateway and creates the test topics.
-func newBench(ctx context.Context, o *Options, progress io.Writer) (b *bench, err error) {
-	b = &bench{o: o, l: layout{records: o.Records, producers: o.Producers, partitions: o.Partitions}, progress: progress}
-	defer func() {
-		if err != nil {
-			b.close()
-			b = nil
-		}
-	}()
-	b.iggyAddr = o.IggyAddr
-	if b.iggyAddr == "" {
-		b.mem, err = memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: o.IggyUsername, RootPassword: o.IggyPassword})
-		if err != nil {
-			return nil, fmt.Errorf("in-memory Iggy server: %w", err)
-		}
-		b.iggyAddr = b.mem.Addr()
-	}
-	b.iggy, err = iggy.Dial(ctx, iggy.Config{Addr: b.iggyAddr, Username: o.IggyUsername, Password: o.IggyPassword, SDKName: "iggy-gateway-load"})
-	if err != nil {
-		return nil, fmt.Errorf("Iggy at %s: %w", b.iggyAddr, err)
-	}
-	if o.Gateway {
-		if err := b.startGateway(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.ensureStream(ctx); err != nil {
+// newBench starts or connects to Iggy and the gateway; on failure it stops what it started.
+func newBench(ctx context.Context, o *Options, progress io.Writer) (*bench, error) {
+	b := &bench{o: o, l: layout{records: o.Records, producers: o.Producers, partitions: o.Partitions}, progress: progress}
+	if err := b.start(ctx); err != nil {
+		b.close()
 		return nil, err
 	}
 	return b, nil
+}
+
+func (b *bench) start(ctx context.Context) error {
+	o := b.o
+	b.iggyAddr = o.IggyAddr
+	if b.iggyAddr == "" {
+		var err error
+		b.mem, err = memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: o.IggyUsername, RootPassword: o.IggyPassword})
+		if err != nil {
+			return fmt.Errorf("in-memory Iggy server: %w", err)
+		}
+		b.iggyAddr = b.mem.Addr()
+	}
+	var err error
+	b.iggy, err = iggy.Dial(ctx, iggy.Config{Addr: b.iggyAddr, Username: o.IggyUsername, Password: o.IggyPassword, SDKName: "iggy-gateway-load"})
+	if err != nil {
+		return fmt.Errorf("Iggy at %s: %w", b.iggyAddr, err)
+	}
+	if o.Gateway {
+		if err := b.startGateway(ctx); err != nil {
+			return err
+		}
+	}
+	return b.ensureStream(ctx)
 }
 
 func (b *bench) startGateway(ctx context.Context) error {
 	o := b.o
 	if o.GatewayAddr != "" {
 		b.gwAddr, b.gwPID = o.GatewayAddr, o.GatewayPID
-		return waitKafka(ctx, b.gwAddr, nil)
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return waitKafka(wctx, b.gwAddr, nil)
 	}
 	hook := o.ProfileDir != ""
 	bin := o.GatewayBin

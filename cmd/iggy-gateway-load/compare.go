@@ -10,11 +10,14 @@ import (
 
 // result is one comparison run.
 type result struct {
-	Options    Options
-	Iggy       string // what Iggy server was used
-	Gateway    string // what gateway was used
-	LoadBefore string // load averages before and after the rounds
-	LoadAfter  string
+	Options Options
+	Iggy    string // what Iggy server was used
+	// IggyInProcess: the in-memory server ran in this process, so its CPU is in ToolCPU on
+	// both paths and the whole-path CPU comparison is complete.
+	IggyInProcess bool
+	Gateway       string // what gateway was used
+	LoadBefore    string // load averages before and after the rounds
+	LoadAfter     string
 	// Rounds holds each round's legs, in the order they ran.
 	Rounds      [][]*legResult
 	Total       time.Duration
@@ -72,7 +75,7 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 	if err != nil {
 		return nil, err
 	}
-	res := &result{Options: *o, Iggy: b.describeIggy(), Gateway: b.describeGateway(), LoadBefore: loadAverage()}
+	res := &result{Options: *o, Iggy: b.describeIggy(), IggyInProcess: b.mem != nil, Gateway: b.describeGateway(), LoadBefore: loadAverage()}
 	var legs []leg
 	if o.Gateway {
 		legs = append(legs, leg{legProduceGateway, true, b.produceGateway})

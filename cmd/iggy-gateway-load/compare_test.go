@@ -80,7 +80,7 @@ func TestCompareRunsEveryLeg(t *testing.T) {
 			t.Errorf("round %d: records per batch: gateway %.1f, direct %.1f", i+1, pg.MeanBatch, pd.MeanBatch)
 		}
 	}
-	for _, want := range []string{"gateway/direct produce rate", "gateway/direct consume rate", "verified 3000 records in each of 2 round(s)"} {
+	for _, want := range []string{"gateway/direct produce rate", "gateway/direct consume rate", "verified 3000 records in each of 2 round(s)", "when the machine's CPUs are the limit"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report without %q:\n%s", want, out.String())
 		}

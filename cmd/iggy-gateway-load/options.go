@@ -199,7 +199,7 @@ func (o *Options) producerOpts() []kgo.Opt {
 		kgo.ProducerLinger(o.Linger), kgo.ProducerBatchMaxBytes(int32(min(o.BatchBytes, 1<<30))),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 	}
-	if o.Acks != "all" && o.Acks != "-1" {
+	if acks != kgo.AllISRAcks() { // franz-go's idempotent writes need acks=all
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
 	return opts

@@ -182,7 +182,7 @@ func printReport(w io.Writer, r *result) {
 		}
 		fmt.Fprintf(w, "gateway/direct %s rate: %.2f median of rounds [%s] (%s the %.0f%% goal)\n",
 			what, m, strings.Join(each, " "), verdict, 100*goalRatio)
-		if g, d := sums[pair[0]], sums[pair[1]]; g.GatewayCPUPerGB >= 0 && d.ToolCPUPerGB > 0 {
+		if g, d := sums[pair[0]], sums[pair[1]]; r.IggyInProcess && g.GatewayCPUPerGB >= 0 && d.ToolCPUPerGB > 0 {
 			path := g.GatewayCPUPerGB + g.ToolCPUPerGB
 			fmt.Fprintf(w, "  CPU s/GB: gateway path %.2f (gateway %.2f + this process %.2f), direct %.2f; when the machine's CPUs are the limit, the ratio is at most %.2f\n",
 				path, g.GatewayCPUPerGB, g.ToolCPUPerGB, d.ToolCPUPerGB, d.ToolCPUPerGB/path)
