@@ -24,7 +24,6 @@ func (l *latencies) add(d time.Duration) {
 type percentiles struct {
 	N              int
 	P50, P99, P999 time.Duration
-	Max, Mean      time.Duration
 }
 
 // summary returns the nearest-rank percentiles of l.
@@ -42,12 +41,7 @@ func merged(ls ...*latencies) percentiles {
 		return percentiles{}
 	}
 	slices.Sort(s)
-	var sum time.Duration
-	for _, d := range s {
-		sum += d
-	}
-	return percentiles{N: len(s), P50: rank(s, 0.50), P99: rank(s, 0.99), P999: rank(s, 0.999),
-		Max: s[len(s)-1], Mean: sum / time.Duration(len(s))}
+	return percentiles{N: len(s), P50: rank(s, 0.50), P99: rank(s, 0.99), P999: rank(s, 0.999)}
 }
 
 // rank is the nearest-rank percentile q of sorted s.

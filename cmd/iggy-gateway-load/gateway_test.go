@@ -1,0 +1,27 @@
+package main
+
+import (
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/cmd/iggy-gateway-load/pprofhook"
+)
+
+// The overlay imports the hook by path; it must be the package's real import path.
+func TestHookImportPath(t *testing.T) {
+	name := runtime.FuncForPC(reflect.ValueOf(pprofhook.Handler).Pointer()).Name()
+	if got := strings.TrimSuffix(name, ".Handler"); got != hookImportPath {
+		t.Fatalf("pprofhook is %q, hookImportPath says %q", got, hookImportPath)
+	}
+}
+
+func TestTailBufferKeepsTheEnd(t *testing.T) {
+	b := newTailBuffer(8)
+	b.Write([]byte("hello "))
+	b.Write([]byte("world"))
+	if got := b.String(); got != "lo world" {
+		t.Fatalf("tail %q, want %q", got, "lo world")
+	}
+}
