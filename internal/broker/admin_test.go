@@ -108,6 +108,17 @@ func TestAdminWithoutBridge(t *testing.T) {
 	for _, r := range c.roundTrip(ic).(*kmsg.IncrementalAlterConfigsResponse).Resources {
 		wantCode(t, "IncrementalAlterConfigs", r.ErrorCode, r.ErrorMessage, notController)
 	}
+
+	// The refusal comes before any check of the topic or its configs.
+	ct.Topics[0].Topic, ct.Topics[0].NumPartitions = "bad name", 0
+	r := c.roundTrip(ct).(*kmsg.CreateTopicsResponse).Topics[0]
+	wantCode(t, "CreateTopics, invalid", r.ErrorCode, r.ErrorMessage, notController)
+	ac.Resources[0].Configs[0].Name = "segment.bytes"
+	a := c.roundTrip(ac).(*kmsg.AlterConfigsResponse).Resources[0]
+	wantCode(t, "AlterConfigs, invalid", a.ErrorCode, a.ErrorMessage, notController)
+	ic.Resources[0].Configs[0].Name = "segment.bytes"
+	i := c.roundTrip(ic).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+	wantCode(t, "IncrementalAlterConfigs, invalid", i.ErrorCode, i.ErrorMessage, notController)
 }
 
 // faultyIggy makes chosen calls fail with a chosen error.

@@ -54,6 +54,9 @@ func (b *Broker) alterLegacy(ctx context.Context, cc *listener.ConnContext, rr *
 	case kmsg.ConfigResourceTypeBroker:
 		return b.refuseBrokerAlter(rr.ResourceName)
 	case kmsg.ConfigResourceTypeTopic:
+		if err := b.adminRefusal(); err != nil {
+			return err
+		}
 	default:
 		return unsupportedResource(rr.ResourceType)
 	}
@@ -90,11 +93,9 @@ func (b *Broker) refuseBrokerAlter(name string) *apiError {
 }
 
 // alterTopic applies change to the Iggy topic behind a Kafka topic, or only checks that the
-// topic exists when validateOnly is set or there is nothing to change.
+// topic exists when validateOnly is set or there is nothing to change. The caller has checked
+// adminRefusal.
 func (b *Broker) alterTopic(ctx context.Context, cc *listener.ConnContext, name string, change *retentionChange, validateOnly bool) *apiError {
-	if err := b.adminRefusal(); err != nil {
-		return err
-	}
 	if name == "" {
 		return newAPIError(kerr.InvalidRequest, "default topic resources (an empty topic name) are not supported")
 	}

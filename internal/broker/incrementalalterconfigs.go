@@ -64,6 +64,9 @@ func (b *Broker) alterIncremental(ctx context.Context, cc *listener.ConnContext,
 	case kmsg.ConfigResourceTypeBroker:
 		return b.refuseBrokerAlter(rr.ResourceName)
 	case kmsg.ConfigResourceTypeTopic:
+		if err := b.adminRefusal(); err != nil {
+			return err
+		}
 	default:
 		return unsupportedResource(rr.ResourceType)
 	}
