@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -123,5 +124,40 @@ func TestCreatePartitionsAllVersions(t *testing.T) {
 	}
 	if tp := g.iggyTopic("kafka", "t"); int32(tp.PartitionsCount) != count {
 		t.Errorf("refused assignments changed the count to %d", tp.PartitionsCount)
+	}
+}
+
+// Concurrent requests for the same total add partitions once: the others see the new count.
+func TestCreatePartitionsConcurrent(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "t", 2)
+	const n = 8
+	codes := make(chan int16, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		c := dialRaw(t, g.addr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := kmsg.NewPtrCreatePartitionsRequest()
+			req.Version = 3
+			req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "t", Count: 4}}
+			codes <- c.roundTrip(req).(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for code := range codes {
+		switch code {
+		case 0:
+			ok++
+		case kerr.InvalidPartitions.Code:
+		default:
+			t.Errorf("code %d", code)
+		}
+	}
+	if tp := g.iggyTopic("kafka", "t"); ok != 1 || tp.PartitionsCount != 4 {
+		t.Errorf("%d requests succeeded, %d partitions; want 1 and 4", ok, tp.PartitionsCount)
 	}
 }
