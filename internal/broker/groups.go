@@ -10,6 +10,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
 // groupState is the consumer-group side of the Broker: the classic group coordinator and the
@@ -80,29 +81,52 @@ func groupClient(cc *listener.ConnContext) groups.Client {
 // off), as SPEC §4.3 requires: retriable, and nothing looks stored.
 var offsetsUnavailable = kerr.CoordinatorLoadInProgress
 
-// checkOffsetTopic tells the offset APIs whether topic exists in Iggy and how many partitions
-// it has. Kafka refuses commits to partitions it does not host (UNKNOWN_TOPIC_OR_PARTITION);
-// when Iggy cannot tell, the answer is retriable (COORDINATOR_LOAD_IN_PROGRESS), never a
-// refusal that a client would treat as final.
-func (b *Broker) checkOffsetTopic(ctx context.Context, topic string) (partitions int32, code int16) {
-	r, err := b.topics.Resolve(ctx, topic)
-	switch {
-	case err == nil:
-		return int32(r.Partitions), 0
-	case isNotFound(err):
-		return 0, kerr.UnknownTopicOrPartition.Code
-	case isUnauthorized(err):
-		return 0, kerr.TopicAuthorizationFailed.Code
-	default:
-		b.log.Warn("offset API: resolving topic failed", "topic", topic, "err", err)
-		return 0, kerr.CoordinatorLoadInProgress.Code
-	}
+// offsetTopics checks the partitions named by one offset request against Iggy. Kafka refuses
+// commits to partitions it does not host (UNKNOWN_TOPIC_OR_PARTITION); when Iggy cannot tell,
+// the answer is retriable (COORDINATOR_LOAD_IN_PROGRESS), never a refusal that a client would
+// treat as final. Each topic is looked up once per request however often it is named.
+type offsetTopics struct {
+	b    *Broker
+	ctx  context.Context
+	seen map[string]topicCheck
 }
 
-// partitionCode is code for a partition of a topic checked by checkOffsetTopic.
-func partitionCode(topicCode int16, partitions, partition int32) int16 {
-	if topicCode == 0 && (partition < 0 || partition >= partitions) {
+type topicCheck struct {
+	partitions int32
+	code       int16
+}
+
+func (b *Broker) offsetTopics(ctx context.Context) *offsetTopics {
+	return &offsetTopics{b: b, ctx: ctx, seen: make(map[string]topicCheck)}
+}
+
+// code is the error code for topic/partition, 0 when the partition exists.
+func (o *offsetTopics) code(topic string, partition int32) int16 {
+	c, ok := o.seen[topic]
+	if !ok {
+		c = o.lookup(topic)
+		o.seen[topic] = c
+	}
+	if c.code == 0 && (partition < 0 || partition >= c.partitions) {
 		return kerr.UnknownTopicOrPartition.Code
 	}
-	return topicCode
+	return c.code
+}
+
+func (o *offsetTopics) lookup(topic string) topicCheck {
+	if topicmap.ValidateKafkaName(topic) != nil {
+		return topicCheck{code: kerr.UnknownTopicOrPartition.Code} // no such topic can exist
+	}
+	r, err := o.b.topics.Resolve(o.ctx, topic)
+	switch {
+	case err == nil:
+		return topicCheck{partitions: int32(r.Partitions)}
+	case isNotFound(err):
+		return topicCheck{code: kerr.UnknownTopicOrPartition.Code}
+	case isUnauthorized(err):
+		return topicCheck{code: kerr.TopicAuthorizationFailed.Code}
+	default:
+		o.b.log.Warn("offset API: resolving topic failed", "topic", topic, "err", err)
+		return topicCheck{code: kerr.CoordinatorLoadInProgress.Code}
+	}
 }

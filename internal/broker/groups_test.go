@@ -1,15 +1,19 @@
 package broker
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
 )
 
@@ -484,5 +488,62 @@ func TestBeginShutdownReleasesParkedJoins(t *testing.T) {
 	g.b.BeginShutdown()
 	if r := readResponse(t, second, join2).(*kmsg.JoinGroupResponse); r.ErrorCode != kerr.CoordinatorNotAvailable.Code {
 		t.Errorf("parked join after BeginShutdown: code %d, want COORDINATOR_NOT_AVAILABLE", r.ErrorCode)
+	}
+}
+
+// When Iggy cannot say whether a topic exists, a commit is answered with a retriable code,
+// never with a refusal; names no Kafka topic can have are unknown without asking Iggy.
+func TestOffsetCommitTopicChecks(t *testing.T) {
+	tests := []struct {
+		name  string
+		err   error
+		topic string
+		code  int16
+	}{
+		{"connection", &iggy.ConnError{Op: "get_topic", Err: errors.New("refused")}, "orders", kerr.CoordinatorLoadInProgress.Code},
+		{"deadline", context.DeadlineExceeded, "orders", kerr.CoordinatorLoadInProgress.Code},
+		{"unauthorized", &iggy.Error{Code: iggy.CodeUnauthorized, Op: "get_topic"}, "orders", kerr.TopicAuthorizationFailed.Code},
+		{"invalid name", context.DeadlineExceeded, "no spaces allowed", kerr.UnknownTopicOrPartition.Code},
+		{"empty name", context.DeadlineExceeded, "", kerr.UnknownTopicOrPartition.Code},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := startGateway(t, gatewayOpts{bridge: true, wrap: func(api iggy.API) iggy.API { return failingIggy{api, tt.err} }})
+			c := dialRaw(t, g.addr)
+			codes := commitCodes(c.roundTrip(commitReq(9, "g", "", -1, tt.topic, 0, 1, -1, nil)).(*kmsg.OffsetCommitResponse))
+			if codes[tp(tt.topic, 0)] != tt.code {
+				t.Errorf("commit: code %d, want %d", codes[tp(tt.topic, 0)], tt.code)
+			}
+		})
+	}
+}
+
+// Group ids longer than the limit are refused with INVALID_GROUP_ID by every group API.
+func TestGroupIDLimit(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true, groups: fastGroups()})
+	g.mkKafkaTopic("t", 1)
+	c := dialRaw(t, g.addr)
+	long := strings.Repeat("g", 256)
+	invalid := kerr.InvalidGroupID.Code
+	if r := c.roundTrip(joinReq(9, long, "", "t")).(*kmsg.JoinGroupResponse); r.ErrorCode != invalid {
+		t.Errorf("JoinGroup: code %d", r.ErrorCode)
+	}
+	if codes := commitCodes(c.roundTrip(commitReq(9, long, "", -1, "t", 0, 1, -1, nil)).(*kmsg.OffsetCommitResponse)); codes["t/0"] != invalid {
+		t.Errorf("OffsetCommit: %v", codes)
+	}
+	describe := kmsg.NewPtrDescribeGroupsRequest()
+	describe.Groups = []string{long}
+	if dg := c.roundTrip(describe).(*kmsg.DescribeGroupsResponse).Groups[0]; dg.ErrorCode != invalid {
+		t.Errorf("DescribeGroups: code %d", dg.ErrorCode)
+	}
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{long}
+	if dg := c.roundTrip(del).(*kmsg.DeleteGroupsResponse).Groups[0]; dg.ErrorCode != invalid {
+		t.Errorf("DeleteGroups: code %d", dg.ErrorCode)
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = long
+	if r := c.roundTrip(od).(*kmsg.OffsetDeleteResponse); r.ErrorCode != invalid {
+		t.Errorf("OffsetDelete: code %d", r.ErrorCode)
 	}
 }

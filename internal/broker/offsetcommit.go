@@ -25,14 +25,15 @@ func (b *Broker) offsetCommit(ctx context.Context, _ *listener.ConnContext, req 
 	codes := make([][]int16, len(req.Topics))
 	var commits []offsets.Commit
 	var answers []*int16 // answers[i] is where the outcome of commits[i] goes
+	topics := b.offsetTopics(ctx)
 	for ti, t := range req.Topics {
 		codes[ti] = make([]int16, len(t.Partitions))
-		topicCode, partitions := offsetsUnavailable.Code, int32(0)
-		if b.groups.offsets != nil {
-			partitions, topicCode = b.checkOffsetTopic(ctx, t.Topic)
-		}
 		for pi, p := range t.Partitions {
-			if code := partitionCode(topicCode, partitions, p.Partition); code != 0 {
+			code := offsetsUnavailable.Code
+			if b.groups.offsets != nil {
+				code = topics.code(t.Topic, p.Partition)
+			}
+			if code != 0 {
 				codes[ti][pi] = code
 				continue
 			}

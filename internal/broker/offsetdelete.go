@@ -43,15 +43,15 @@ func (b *Broker) offsetDelete(ctx context.Context, _ *listener.ConnContext, req 
 		return resp, nil
 	}
 	var doomed []offsets.TopicPartitions
+	topics := b.offsetTopics(ctx)
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetDeleteResponseTopic()
 		rt.Topic = t.Topic
-		partitions, topicCode := b.checkOffsetTopic(ctx, t.Topic)
 		del := offsets.TopicPartitions{Topic: t.Topic}
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
-			rp.ErrorCode = partitionCode(topicCode, partitions, p.Partition)
+			rp.ErrorCode = topics.code(t.Topic, p.Partition)
 			if rp.ErrorCode == 0 && subscribed(t.Topic) {
 				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
 			}
