@@ -40,6 +40,10 @@ const (
 	FeatureGroupAdmin Feature = "group-admin"
 	// StaticMembership: group.instance.id honoured (issue 5).
 	FeatureStaticMembership Feature = "static-membership"
+	// RdkafkaAllTopicsMetadata: librdkafka 2.16 (confluent-kafka 2.16.1) asks for the metadata
+	// of all topics with a Metadata v12 request that carries 3 bytes after the body, which the
+	// gateway refuses (SPEC §4.2 "trailing bytes are an error"); Apache Kafka 4.4 accepts it.
+	FeatureRdkafkaAllTopicsMetadata Feature = "rdkafka-all-topics-metadata"
 )
 
 // pendingFeatures lists the gateway features that have not landed yet, with the reason shown
@@ -47,14 +51,7 @@ const (
 // gated: remove an entry when its feature lands, and every scenario that needs it runs (and
 // must pass) from then on.
 var pendingFeatures = map[Feature]string{
-	FeatureCore:        "gateway core (cmd/iggy-gateway-kafka, Metadata) not implemented yet",
-	FeatureProduce:     "produce not implemented yet",
-	FeatureGzip:        "gzip produce not implemented yet",
-	FeatureSnappy:      "snappy produce not implemented yet",
-	FeatureLZ4:         "lz4 produce not implemented yet",
-	FeatureZstd:        "zstd produce not implemented yet",
-	FeatureFetch:       "fetch not implemented yet",
-	FeatureListOffsets: "list offsets not implemented yet",
+	FeatureRdkafkaAllTopicsMetadata: "gateway closes the connection on librdkafka 2.16's all-topics Metadata v12 request (3 trailing bytes)",
 }
 
 // runPending reports whether pending scenarios run anyway (IGGYGW_E2E_RUN_PENDING=1), to see

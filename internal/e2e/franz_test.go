@@ -398,7 +398,7 @@ func franzStaticMembership(t *testing.T, env *Env) {
 	group := "g-" + topic
 	ctx := ctxFor(t, 60*time.Second)
 	join := func() (*kgo.Client, int32) {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(env.Bootstrap), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+		cl, err := kgo.NewClient(kgo.SeedBrokers(env.Bootstrap), kgo.RetryTimeout(30*time.Second), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 			kgo.InstanceID("static-1"), kgo.SessionTimeout(30*time.Second), kgo.DisableAutoCommit())
 		if err != nil {
 			t.Fatal(err)

@@ -246,10 +246,15 @@ func (e *Env) CreateTopic(t testing.TB, partitions int) string {
 	}
 }
 
-// Kgo returns a franz-go client for the endpoint with opts added, closed when t ends.
+// Kgo returns a franz-go client for the endpoint with opts added, closed when t ends. Records
+// and requests fail after bounded retries instead of being retried forever (franz-go's
+// default), so a gateway that keeps failing fails the scenario instead of hanging it. (A
+// record delivery timeout would not do: franz-go counts it from the record's timestamp, and
+// scenarios produce records with timestamps in the past.)
 func (e *Env) Kgo(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.Bootstrap)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.Bootstrap),
+		kgo.RecordRetries(20), kgo.RetryTimeout(30 * time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatalf("kgo client: %v", err)
 	}
