@@ -32,7 +32,9 @@ func startRestartableEnv(t *testing.T) *Env {
 // answers. Clients keep their bootstrap address.
 func (e *Env) restart(t *testing.T) {
 	t.Helper()
+	start := time.Now()
 	e.stopGateway(t)
+	stopped := time.Since(start)
 	g, err := spawnGateway(gatewayBuild.bin, e.gateway.addr, e.iggy.target, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +43,8 @@ func (e *Env) restart(t *testing.T) {
 	if _, err := g.waitReady(60 * time.Second); err != nil {
 		t.Fatalf("gateway after restart: %v\n%s", err, indent(g.logs.since(0)))
 	}
-	t.Logf("gateway restarted on %s", e.Bootstrap)
+	t.Logf("gateway restarted on %s (stopped in %s, serving again after %s)", e.Bootstrap,
+		stopped.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
 // stopGateway stops the gateway gracefully, failing t if it exits badly or reported a data
