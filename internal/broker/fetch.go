@@ -46,6 +46,10 @@ const (
 	defaultMessageSize = 1 << 10
 )
 
+// noRecords is a partition without data. Never nil: a null records field is -1 on the wire,
+// which librdkafka refuses ("invalid MessageSetSize -1"); Kafka sends an empty one.
+var noRecords = []byte{}
+
 // fetchPart is one requested partition.
 type fetchPart struct {
 	key      partKey
@@ -148,7 +152,7 @@ func (b *Broker) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 func (fp *fetchPart) fail(code int16) {
 	fp.out.ErrorCode = code
 	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = -1, -1, -1
-	fp.out.RecordBatches = nil
+	fp.out.RecordBatches = noRecords
 	if code != 0 {
 		fp.final = true
 	}
@@ -236,7 +240,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 	}
 	fp.out.ErrorCode = 0
 	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = int64(hw), int64(hw), int64(logStart)
-	fp.out.RecordBatches = nil
+	fp.out.RecordBatches = noRecords
 	if fp.offset < int64(logStart) || fp.offset > int64(hw) {
 		return dst, kerr.OffsetOutOfRange.Code
 	}

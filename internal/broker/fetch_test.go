@@ -100,11 +100,18 @@ func TestFetchOffsetsAndErrors(t *testing.T) {
 		check("unknown partition", fetchPartitionsReq(v, "f", 0, 2), kerr.UnknownTopicOrPartition.Code, -1)
 		check("unknown topic", fetchPartitionsReq(v, "missing", 0, 0), kerr.UnknownTopicOrPartition.Code, -1)
 		check("invalid topic name", fetchPartitionsReq(v, "bad name!", 0, 0), kerr.UnknownTopicOrPartition.Code, -1)
-		// Over a socket too: every version encodes.
+		// Over a socket too: every version encodes, and a partition without data has an empty
+		// records field, never a null one (librdkafka refuses null).
 		c := dialRaw(t, g.addr)
 		resp := c.roundTrip(fetchPartitionsReq(v, "f", 0, 0)).(*kmsg.FetchResponse)
 		if len(fetchedRecords(t, &resp.Topics[0].Partitions[0])) != 3 {
 			t.Errorf("v%d over the socket: %+v", v, resp)
+		}
+		for _, offset := range []int64{3, 4} {
+			resp = c.roundTrip(fetchPartitionsReq(v, "f", offset, 0)).(*kmsg.FetchResponse)
+			if p := resp.Topics[0].Partitions[0]; p.RecordBatches == nil {
+				t.Errorf("v%d at offset %d: null records (code %d)", v, offset, p.ErrorCode)
+			}
 		}
 	}
 }
