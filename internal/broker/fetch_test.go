@@ -322,7 +322,9 @@ func TestFetchIggyFailures(t *testing.T) {
 	g.mkTopic("kafka", "e", 1)
 	g.produceValues(t, "e", 0, []byte("a"), []byte("b"), []byte("c"))
 	ctx := ctxT(t)
-	code := func() int16 { return g.fetchResp(t, ctx, fetchPartitionsReq(12, "e", 0, 0)).Topics[0].Partitions[0].ErrorCode }
+	code := func() int16 {
+		return g.fetchResp(t, ctx, fetchPartitionsReq(12, "e", 0, 0)).Topics[0].Partitions[0].ErrorCode
+	}
 	for _, tt := range []struct {
 		name  string
 		topic bool
