@@ -78,9 +78,9 @@ fails if this file claims a pass the run did not show). Do not edit by hand.
 
 Each cell is what real clients, installed at the versions below, did through the gateway
 (in-memory Iggy backend): **pass** = every check of at least one scenario passed and none
-failed, **FAIL** = a scenario failed, **pending** = the scenarios exist but the gateway feature
-they need has not landed (` + "`pendingFeatures`" + ` in ` + "`internal/e2e/features.go`" + `), **not tested** = no
-scenario yet. Scenarios assert the data that comes back (keys, values, headers, timestamps,
+failed, **FAIL** = a scenario failed, **pending** = the scenarios exist but are gated by
+` + "`pendingFeatures`" + ` in ` + "`internal/e2e/features.go`" + ` (a gateway feature not landed yet, or a known
+gateway bug; the reason is in the scenario list below), **not tested** = no scenario yet. Scenarios assert the data that comes back (keys, values, headers, timestamps,
 offsets), not exit codes. "idempotence" means the client's idempotent producer works against the
 gateway (InitProducerId and sequenced batches accepted); retry deduplication needs
 ` + "`IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true`" + ` and is tested with the gateway's own tests.
