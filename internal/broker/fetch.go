@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
@@ -44,6 +45,9 @@ const (
 	maxPollRounds  = 32
 	// defaultMessageSize is assumed when nothing is known about a partition's messages.
 	defaultMessageSize = 1 << 10
+	// recordOverhead is about what a record adds to its data in a batch (length, attributes,
+	// deltas, field lengths).
+	recordOverhead = 16
 )
 
 // noRecords is a partition without data. Never nil: a null records field is -1 on the wire,
@@ -164,7 +168,6 @@ func (fp *fetchPart) fail(code int16) {
 func (b *Broker) readFetch(ctx context.Context, f *fetchRequest) (bytes int, errored bool) {
 	ctx, cancel := context.WithTimeout(ctx, fetchReadTimeout)
 	defer cancel()
-	var buf []byte // every partition's batch, back to back; a fresh one per pass
 	remaining := f.maxBytes
 	for ti := range f.topics {
 		ft := &f.topics[ti]
@@ -199,18 +202,16 @@ func (b *Broker) readFetch(ctx context.Context, f *fetchRequest) (bytes int, err
 				errored = true
 				continue
 			}
-			start := len(buf)
-			var code int16
-			buf, code = b.readPartition(ctx, f, fp, ip, remaining, bytes == 0, buf)
+			batch, code := b.readPartition(ctx, f, fp, ip, remaining, bytes == 0)
 			if code != 0 {
 				fp.fail(code)
 				errored = true
 				continue
 			}
-			if n := len(buf) - start; n > 0 {
-				fp.out.RecordBatches = buf[start:len(buf):len(buf)]
-				bytes += n
-				remaining -= n
+			if len(batch) > 0 {
+				fp.out.RecordBatches = batch
+				bytes += len(batch)
+				remaining -= len(batch)
 			}
 		}
 	}
@@ -226,34 +227,38 @@ func allFinal(parts []fetchPart) bool {
 	return true
 }
 
-// readPartition fills in the partition's offsets and appends its records to dst as one batch
-// of at most min(partition_max_bytes, remaining) bytes; with minOne the first record is
-// returned whatever its size. It returns the Kafka code for the partition.
-func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool, dst []byte) ([]byte, int16) {
+// readPartition fills in the partition's offsets and reads its records into one batch of at
+// most min(partition_max_bytes, remaining) bytes; with minOne the first record is returned
+// whatever its size. It returns the batch (nil when there is none) and the partition's Kafka
+// code.
+func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool) ([]byte, int16) {
 	hw := highWatermark(ip)
 	fp.st.observe(ip)
 	logStart, err := b.logStartOffset(ctx, fp.key, fp.st, hw)
 	if err != nil {
 		code := fetchErrorCode(dataErrorCode(err, false))
 		b.log.Warn("fetch: log start offset read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
-		return dst, code
+		return nil, code
 	}
 	fp.out.ErrorCode = 0
 	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = int64(hw), int64(hw), int64(logStart)
 	fp.out.RecordBatches = noRecords
 	if fp.offset < int64(logStart) || fp.offset > int64(hw) {
-		return dst, kerr.OffsetOutOfRange.Code
+		return nil, kerr.OffsetOutOfRange.Code
 	}
 	limit := min(fp.maxBytes, remaining)
 	if fp.offset == int64(hw) || limit <= 0 {
-		return dst, 0
+		return nil, 0
 	}
 
-	start := len(dst)
-	enc := &f.enc
-	enc.Begin(dst, -1)
 	next := uint64(fp.offset)
 	size := fp.st.messageSize(storedSize(ip))
+	// One allocation of about what will be read: the batch is the response's, so it cannot
+	// be pooled, and growing it as it fills would copy it several times over.
+	perRecord := uint64(size + recordOverhead)
+	estimate := min(uint64(limit), (hw-next)*perRecord, maxPollRounds*maxPollCount*perRecord)
+	enc := &f.enc
+	enc.Begin(make([]byte, 0, kbatch.HeaderSize+estimate), -1)
 	for round := 0; round < maxPollRounds && next < hw && (enc.Len() == 0 || enc.Size() < limit); round++ {
 		count := pollCount(limit-enc.Size(), size, hw-next, round)
 		polled, err := b.iggy.PollMessages(ctx, fp.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
@@ -263,7 +268,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 			}
 			code := fetchErrorCode(dataErrorCode(err, false))
 			b.log.Warn("fetch: poll failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
-			return enc.Finish()[:start], code
+			return nil, code
 		}
 		full, polledBytes, polledCount := false, 0, 0
 		for i := range polled.Messages {
@@ -284,7 +289,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 					b.logCorrupt(f.cc, fp.key, me)
 				}
 				if enc.Len() == 0 {
-					return enc.Finish()[:start], kerr.UnknownServerError.Code
+					return nil, kerr.UnknownServerError.Code
 				}
 				full = true // answer the records before it; the next fetch stops at it
 				break
@@ -306,10 +311,10 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 		}
 	}
 	out := enc.Finish()
-	if !minOne && len(out)-start > limit {
+	if !minOne && len(out) > limit {
 		// Only the first non-empty partition may exceed its limit (KIP-74); this one's first
 		// record waits for a fetch where it comes first.
-		return out[:start], 0
+		return nil, 0
 	}
 	return out, 0
 }
