@@ -330,9 +330,9 @@ func pollCount(want, size int, available uint64, round int) uint32 {
 	return uint32(min(n, limit, available))
 }
 
-// waitFetch waits until the partitions probably hold minBytes past their fetch offsets, or
-// wait has passed. Writes through this gateway wake it at once; native Iggy writes are
-// noticed by the shared topic probes.
+// waitFetch waits until the partitions probably hold minBytes past their fetch offsets, wait
+// has passed, or the gateway begins to shut down (BeginShutdown). Writes through this gateway
+// wake it at once; native Iggy writes are noticed by the shared topic probes.
 func (b *Broker) waitFetch(ctx context.Context, f *fetchRequest, minBytes int, wait time.Duration) error {
 	w := newWaiter()
 	for i := range f.parts {
@@ -353,6 +353,8 @@ func (b *Broker) waitFetch(ctx context.Context, f *fetchRequest, minBytes int, w
 		case <-w.ch:
 		case <-timer.C:
 			return nil
+		case <-b.groups.released.Done():
+			return nil // the gateway is shutting down: answer now rather than hold up the drain
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -378,3 +378,24 @@ func TestFetchBridgeOff(t *testing.T) {
 		}
 	}
 }
+
+// BeginShutdown answers waiting fetches at once, so they do not hold up the drain.
+func TestFetchEndsAtShutdown(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "sd", 1)
+	ctx := ctxT(t)
+	req := fetchPartitionsReq(12, "sd", 0, 0)
+	req.MaxWaitMillis = 60_000
+	done := make(chan *kmsg.FetchResponse)
+	go func() { done <- g.fetchResp(t, ctx, req) }()
+	waitForCondition(t, "the fetch to wait", func() bool { return g.waiting("sd") })
+	g.b.BeginShutdown()
+	select {
+	case resp := <-done:
+		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != 0 {
+			t.Errorf("answer at shutdown: %+v", p)
+		}
+	case <-ctx.Done():
+		t.Fatal("the fetch kept waiting after BeginShutdown")
+	}
+}
