@@ -20,7 +20,8 @@ type groupState struct {
 	// offsets is nil without the bridge: the offset APIs then answer
 	// COORDINATOR_LOAD_IN_PROGRESS and membership lives in memory only.
 	offsets *offsets.Store
-	// released ends every JoinGroup and SyncGroup parked in a rebalance (see BeginShutdown).
+	// released is done once the gateway begins to shut down (BeginShutdown): it ends every
+	// JoinGroup and SyncGroup parked in a rebalance, and waiting fetches (fetch.go).
 	released context.Context
 	release  context.CancelFunc
 }
@@ -48,10 +49,11 @@ func newGroupState(opts Options) (groupState, error) {
 	return groupState{coordinator: c, offsets: opts.Offsets, released: released, release: release}, nil
 }
 
-// BeginShutdown answers the JoinGroup and SyncGroup requests parked in a rebalance with
-// COORDINATOR_NOT_AVAILABLE, and every later one at once, so that draining connections do not
-// wait for a rebalance to end; clients then look for the coordinator again. Call it when the
-// gateway starts shutting down.
+// BeginShutdown answers the requests that wait on the gateway, so that draining connections do
+// not hold up the shutdown: JoinGroup and SyncGroup requests parked in a rebalance (and every
+// later one) get COORDINATOR_NOT_AVAILABLE, after which clients look for the coordinator again;
+// long-polling fetches answer with what they have. Call it when the gateway starts shutting
+// down.
 func (b *Broker) BeginShutdown() { b.groups.release() }
 
 // rebalanceContext is the context a JoinGroup or SyncGroup waits under: the connection's
