@@ -40,19 +40,13 @@ const (
 	FeatureGroupAdmin Feature = "group-admin"
 	// StaticMembership: group.instance.id honoured (issue 5).
 	FeatureStaticMembership Feature = "static-membership"
-	// RdkafkaAllTopicsMetadata: librdkafka 2.16 (confluent-kafka 2.16.1) asks for the metadata
-	// of all topics with a Metadata v12 request that carries 3 bytes after the body, which the
-	// gateway refuses (SPEC §4.2 "trailing bytes are an error"); Apache Kafka 4.4 accepts it.
-	FeatureRdkafkaAllTopicsMetadata Feature = "rdkafka-all-topics-metadata"
 )
 
 // pendingFeatures lists the gateway features that have not landed yet, with the reason shown
 // when a scenario needing one is skipped. This map is the only place where scenarios are
 // gated: remove an entry when its feature lands, and every scenario that needs it runs (and
 // must pass) from then on.
-var pendingFeatures = map[Feature]string{
-	FeatureRdkafkaAllTopicsMetadata: "gateway closes the connection on librdkafka 2.16's all-topics Metadata v12 request (3 trailing bytes)",
-}
+var pendingFeatures = map[Feature]string{}
 
 // runPending reports whether pending scenarios run anyway (IGGYGW_E2E_RUN_PENDING=1), to see
 // which of them already pass.

@@ -13,7 +13,7 @@ import (
 // e2e/python/kafka_client.py, which prints what the client saw as JSON.
 func TestPython(t *testing.T) {
 	scenarios := []Scenario{
-		{Name: "metadata", Needs: []Feature{FeatureCore, FeatureRdkafkaAllTopicsMetadata}, Covers: []Cell{CellMetadata}, Run: pythonMetadata},
+		{Name: "metadata", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: pythonMetadata},
 	}
 	for _, c := range codecs {
 		covers := []Cell{c.cell, CellIdempotence}
@@ -26,7 +26,7 @@ func TestPython(t *testing.T) {
 	scenarios = append(scenarios,
 		Scenario{Name: "group", Needs: []Feature{FeatureCore, FeatureProduce, FeatureFetch, FeatureListOffsets, FeatureGroups, FeatureOffsets},
 			Covers: []Cell{CellGroups, CellOffsets}, Run: pythonGroup},
-		Scenario{Name: "admin", Needs: []Feature{FeatureCore, FeatureCreateTopics, FeatureCreatePartitions, FeatureDeleteTopics, FeatureConfigs, FeatureRdkafkaAllTopicsMetadata},
+		Scenario{Name: "admin", Needs: []Feature{FeatureCore, FeatureCreateTopics, FeatureCreatePartitions, FeatureDeleteTopics, FeatureConfigs},
 			Covers: []Cell{CellAdminTopics, CellConfigs}, Run: pythonAdmin},
 	)
 	runScenarios(t, pythonFamily, scenarios)

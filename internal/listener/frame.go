@@ -127,7 +127,7 @@ func decodeBody(req kmsg.Request, body []byte) error {
 	if err := req.ReadFrom(body); err != nil {
 		return fmt.Errorf("undecodable body: %w", err)
 	}
-	if len(body) == 0 {
+	if len(body) == 0 || toleratesTrailingBytes(req) {
 		return nil
 	}
 	probe := kmsg.RequestForKey(req.Key())
@@ -136,6 +136,16 @@ func decodeBody(req kmsg.Request, body []byte) error {
 		return errTrailingBytes
 	}
 	return nil
+}
+
+// toleratesTrailingBytes names the one request shape real clients send with bytes after the
+// body: librdkafka (up to at least 2.16) writes the null "all topics" array of Metadata v9+ as a
+// 4-byte int32 instead of a 1-byte varint (librdkafka issue #5049, fix in PR #5053). Apache
+// Kafka reads the first byte as a null array and ignores the rest, so every librdkafka client
+// listing all topics works there; refusing it would break kcat -L and confluent-kafka.
+// Decoding it as Kafka does gives the same answer Kafka gives (all topics, no auto-creation).
+func toleratesTrailingBytes(req kmsg.Request) bool {
+	return req.Key() == kmsg.Metadata.Int16() && req.GetVersion() >= 9
 }
 
 // readClientID reads the nullable int16-length client id of request headers v1 and v2.

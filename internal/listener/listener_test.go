@@ -503,3 +503,29 @@ func TestPendingDropsClosedChannels(t *testing.T) {
 		t.Fatalf("pending = %v", got)
 	}
 }
+
+// librdkafka's all-topics Metadata v9+ request carries its null topic array as an int32 (issue
+// #5049): Kafka reads it as "all topics, no auto-creation" and ignores the 3 bytes left over,
+// and so does the gateway. Other requests with trailing bytes stay refused (see
+// TestInvalidRequestAndTrailingBytes).
+func TestLibrdkafkaAllTopicsMetadataIsAccepted(t *testing.T) {
+	seen := make(chan *kmsg.MetadataRequest, 1)
+	d := routes{3: {0, 12, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		seen <- req.(*kmsg.MetadataRequest)
+		return req.ResponseKind(), nil
+	}}}}
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	header := []byte{0, 7, 'r', 'd', 'k', 'a', 'f', 'k', 'a', 0} // client id, no header tags
+	body := []byte{0, 0, 0, 0, 1, 0, 0}                          // as captured from librdkafka 2.16
+	c.write(rawFrame(3, 12, 5, append(header, body...)))
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.Version = 12
+	if corr := c.readResponse(resp); corr != 5 {
+		t.Fatalf("correlation id %d", corr)
+	}
+	req := <-seen
+	if req.Topics != nil || req.AllowAutoTopicCreation {
+		t.Fatalf("decoded topics %v auto-create %v, want all topics without auto-creation", req.Topics, req.AllowAutoTopicCreation)
+	}
+}
