@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -54,6 +55,24 @@ type dataPlane struct {
 	parts   map[partKey]*partState
 	probes  map[topicmap.Target]*probe
 	corrupt map[corruptKey]struct{}
+	decodes chan struct{} // one token per Produce request decoding its records
+}
+
+// acquireDecode waits for one of a bounded number of Produce decode slots (at least 4, one
+// per CPU on larger machines) and returns its release function, or ctx's error.
+func (d *dataPlane) acquireDecode(ctx context.Context) (release func(), err error) {
+	d.mu.Lock()
+	if d.decodes == nil {
+		d.decodes = make(chan struct{}, max(4, runtime.GOMAXPROCS(0)))
+	}
+	slots := d.decodes
+	d.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // partState is what is known about one partition.

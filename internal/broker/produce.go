@@ -108,8 +108,16 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 	defer cancel()
 
 	// One decompression budget for the whole request: a small frame must not inflate to more
-	// than a frame's worth of records, however many partitions it carries.
+	// than a frame's worth of records, however many partitions it carries. And a bounded
+	// number of requests decode at once, so the budgets add up to a bounded amount however
+	// many connections produce.
 	budget := kbatch.NewBudget(b.cfg.Limits.MaxFrameSize)
+	release, err := b.data.acquireDecode(ctx)
+	if err != nil {
+		setProduceError(resp, dataErrorCode(err, false))
+		b.log.Warn("produce: no decode slot before the timeout", "conn", cc.ID, "client_id", cc.ClientID(), "err", err)
+		return
+	}
 	conv := converterPool.Get().(*converter)
 	defer converterPool.Put(conv)
 	var ready []producePart
@@ -136,6 +144,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 			ready = append(ready, producePart{out: out, key: partKey{Target: target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch})
 		}
 	}
+	release()
 	b.sendAll(ctx, cc, ready)
 }
 

@@ -430,3 +430,33 @@ func zstdRLEBomb(blocks int) []byte {
 	}
 	return b
 }
+
+// A bounded number of Produce requests decode at once; one that finds no slot before its
+// timeout answers REQUEST_TIMED_OUT without writing.
+func TestProduceDecodeSlots(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "slots", 1)
+	var releases []func()
+	for range max(4, runtime.GOMAXPROCS(0)) {
+		release, err := g.b.data.acquireDecode(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	req := producePartitionReq(9, -1, "slots", 0, produceBatch(t, 0, [][]byte{[]byte("x")}, nil))
+	req.TimeoutMillis = 50
+	if code, _ := g.produceCode(t, req); code != kerr.RequestTimedOut.Code {
+		t.Errorf("with every slot taken: code %d, want REQUEST_TIMED_OUT", code)
+	}
+	if hw := g.hw(t, "slots", 0); hw != 0 {
+		t.Errorf("a request without a slot wrote %d messages", hw)
+	}
+	releases[0]()
+	if code, base := g.produceCode(t, req); code != 0 || base != 0 {
+		t.Errorf("with a free slot: code %d base %d", code, base)
+	}
+	for _, release := range releases[1:] {
+		release()
+	}
+}
