@@ -199,7 +199,8 @@ func BenchmarkFetch(b *testing.B) {
 	var bytesRead int
 	b.ReportAllocs()
 	for b.Loop() {
-		resp := e.serve(b, req).(*kmsg.FetchResponse)
+		wrapped := e.serve(b, req).(*listener.Response)
+		resp := wrapped.Response.(*kmsg.FetchResponse)
 		bytesRead = 0
 		for _, p := range resp.Topics[0].Partitions {
 			if p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
@@ -207,6 +208,7 @@ func BenchmarkFetch(b *testing.B) {
 			}
 			bytesRead += len(p.RecordBatches)
 		}
+		wrapped.Release() // as the listener does once the response is written
 	}
 	b.SetBytes(int64(bytesRead))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
@@ -63,6 +64,8 @@ type fetchPart struct {
 	maxBytes int
 	// final: answered without reading Iggy (unknown topic, bridge off); never read again.
 	final bool
+	// buf is the pooled buffer out.RecordBatches points into, nil when it points nowhere.
+	buf []byte
 }
 
 // fetchTopic is one requested topic and its partitions (a range of fetchRequest.parts).
@@ -100,14 +103,45 @@ func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 	}
 	bytes, errored := b.readFetch(ctx, f)
 	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, maxFetchWait)
-	if errored || bytes >= int(req.MinBytes) || wait <= 0 {
-		return resp, nil
+	if !errored && bytes < int(req.MinBytes) && wait > 0 {
+		if err := b.waitFetch(ctx, f, max(int(req.MinBytes), 1), wait); err != nil {
+			f.release()
+			return nil, err
+		}
+		b.readFetch(ctx, f)
 	}
-	if err := b.waitFetch(ctx, f, max(int(req.MinBytes), 1), wait); err != nil {
-		return nil, err
+	return &listener.Response{Response: resp, SizeHint: fetchSizeHint(resp), Release: f.release}, nil
+}
+
+// release returns the record buffers to the pool once the response no longer needs them.
+func (f *fetchRequest) release() {
+	for i := range f.parts {
+		f.parts[i].dropRecords()
 	}
-	b.readFetch(ctx, f)
-	return resp, nil
+}
+
+// dropRecords empties the partition's records and returns their buffer to the pool.
+func (fp *fetchPart) dropRecords() {
+	fp.out.RecordBatches = noRecords
+	if fp.buf != nil {
+		bufpool.Put(fp.buf)
+		fp.buf = nil
+	}
+}
+
+// fetchSizeHint is a little more than the encoded size of resp: its records plus a generous
+// allowance for every other field.
+func fetchSizeHint(resp *kmsg.FetchResponse) int {
+	const fixed, perTopic, perPartition = 64, 32, 96
+	n := fixed
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		n += perTopic + len(t.Topic)
+		for j := range t.Partitions {
+			n += perPartition + len(t.Partitions[j].RecordBatches)
+		}
+	}
+	return n
 }
 
 // newFetch lays out the response in request order and resolves the topics.
@@ -156,7 +190,7 @@ func (b *Broker) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 func (fp *fetchPart) fail(code int16) {
 	fp.out.ErrorCode = code
 	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = -1, -1, -1
-	fp.out.RecordBatches = noRecords
+	fp.dropRecords()
 	if code != 0 {
 		fp.final = true
 	}
@@ -202,17 +236,13 @@ func (b *Broker) readFetch(ctx context.Context, f *fetchRequest) (bytes int, err
 				errored = true
 				continue
 			}
-			batch, code := b.readPartition(ctx, f, fp, ip, remaining, bytes == 0)
-			if code != 0 {
+			if code := b.readPartition(ctx, f, fp, ip, remaining, bytes == 0); code != 0 {
 				fp.fail(code)
 				errored = true
 				continue
 			}
-			if len(batch) > 0 {
-				fp.out.RecordBatches = batch
-				bytes += len(batch)
-				remaining -= len(batch)
-			}
+			bytes += len(fp.out.RecordBatches)
+			remaining -= len(fp.out.RecordBatches)
 		}
 	}
 	return bytes, errored
@@ -228,37 +258,44 @@ func allFinal(parts []fetchPart) bool {
 }
 
 // readPartition fills in the partition's offsets and reads its records into one batch of at
-// most min(partition_max_bytes, remaining) bytes; with minOne the first record is returned
-// whatever its size. It returns the batch (nil when there is none) and the partition's Kafka
-// code.
-func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool) ([]byte, int16) {
+// most min(partition_max_bytes, remaining) bytes, held in a pooled buffer; with minOne the
+// first record is returned whatever its size. It returns the partition's Kafka code.
+func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool) int16 {
+	fp.dropRecords() // what an earlier read of this request found is superseded
 	hw := highWatermark(ip)
 	fp.st.observe(ip)
 	logStart, err := b.logStartOffset(ctx, fp.key, fp.st, hw)
 	if err != nil {
 		code := fetchErrorCode(dataErrorCode(err, false))
 		b.log.Warn("fetch: log start offset read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
-		return nil, code
+		return code
 	}
 	fp.out.ErrorCode = 0
 	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = int64(hw), int64(hw), int64(logStart)
-	fp.out.RecordBatches = noRecords
 	if fp.offset < int64(logStart) || fp.offset > int64(hw) {
-		return nil, kerr.OffsetOutOfRange.Code
+		return kerr.OffsetOutOfRange.Code
 	}
 	limit := min(fp.maxBytes, remaining)
 	if fp.offset == int64(hw) || limit <= 0 {
-		return nil, 0
+		return 0
 	}
 
 	next := uint64(fp.offset)
 	size := fp.st.messageSize(storedSize(ip))
-	// One allocation of about what will be read: the batch is the response's, so it cannot
-	// be pooled, and growing it as it fills would copy it several times over.
+	// A pooled buffer of about what will be read (growing one as it fills would copy it
+	// several times over); it goes back to the pool when the response has been written.
 	perRecord := uint64(size + recordOverhead)
 	estimate := min(uint64(limit), (hw-next)*perRecord, maxPollRounds*maxPollCount*perRecord)
 	enc := &f.enc
-	enc.Begin(make([]byte, 0, kbatch.HeaderSize+estimate), -1)
+	enc.Begin(bufpool.Get(kbatch.HeaderSize+int(estimate)), -1)
+	drop := false
+	defer func() {
+		out := enc.Finish()
+		if drop {
+			out = out[:0]
+		}
+		fp.keepRecords(out)
+	}()
 	for round := 0; round < maxPollRounds && next < hw && (enc.Len() == 0 || enc.Size() < limit); round++ {
 		count := pollCount(limit-enc.Size(), size, hw-next, round)
 		polled, err := b.iggy.PollMessages(ctx, fp.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
@@ -268,7 +305,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 			}
 			code := fetchErrorCode(dataErrorCode(err, false))
 			b.log.Warn("fetch: poll failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
-			return nil, code
+			return code
 		}
 		full, polledBytes, polledCount := false, 0, 0
 		for i := range polled.Messages {
@@ -289,7 +326,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 					b.logCorrupt(f.cc, fp.key, me)
 				}
 				if enc.Len() == 0 {
-					return nil, kerr.UnknownServerError.Code
+					return kerr.UnknownServerError.Code
 				}
 				full = true // answer the records before it; the next fetch stops at it
 				break
@@ -310,13 +347,20 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 			break
 		}
 	}
-	out := enc.Finish()
-	if !minOne && len(out) > limit {
-		// Only the first non-empty partition may exceed its limit (KIP-74); this one's first
-		// record waits for a fetch where it comes first.
-		return nil, 0
+	// Only the first non-empty partition may exceed its limit (KIP-74); this one's first
+	// record waits for a fetch where it comes first.
+	drop = !minOne && enc.Size() > limit
+	return 0
+}
+
+// keepRecords makes the finished batch in buf (empty when nothing was read) the partition's
+// records.
+func (fp *fetchPart) keepRecords(buf []byte) {
+	if len(buf) == 0 {
+		bufpool.Put(buf)
+		return
 	}
-	return out, 0
+	fp.out.RecordBatches, fp.buf = buf, buf
 }
 
 // pollCount is how many messages to ask Iggy for to fill about want bytes with messages of

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 )
 
 // fetchReq builds a Fetch for partitions of one topic, all from offset.
@@ -36,6 +37,15 @@ func (g *gateway) fetchResp(t *testing.T, ctx context.Context, req *kmsg.FetchRe
 	resp, err := g.b.fetch(ctx, dataConn, req)
 	if err != nil {
 		t.Fatalf("fetch: %v", err)
+	}
+	return fetchResponse(resp)
+}
+
+// fetchResponse unwraps the Fetch handler's answer without releasing its buffers, so the
+// records stay valid for the rest of the test.
+func fetchResponse(resp kmsg.Response) *kmsg.FetchResponse {
+	if r, ok := resp.(*listener.Response); ok {
+		resp = r.Response
 	}
 	return resp.(*kmsg.FetchResponse)
 }

@@ -110,8 +110,9 @@ func (c *conn) drain() {
 
 func (c *conn) stopReading() { c.stopOnce.Do(func() { close(c.readStop) }) }
 
-// finish settles a slot once: its frame bytes go back to the budget and the observer learns
-// the outcome.
+// finish settles a slot once, after its handler has returned and its response has been
+// written or abandoned: its frame bytes go back to the budget, its response's memory to the
+// handler (Response.Release), and the observer learns the outcome.
 func (c *conn) finish(sl *slot, responseBytes int, outcome Outcome) {
 	if sl.read.IsZero() {
 		return
@@ -119,6 +120,7 @@ func (c *conn) finish(sl *slot, responseBytes int, outcome Outcome) {
 	if sl.mem > 0 && c.s.cfg.Budget != nil {
 		c.s.cfg.Budget.release(sl.mem)
 	}
+	releaseResponse(sl.resp)
 	c.s.cfg.Observer.RequestDone(c.s.cfg.Name, sl.key, time.Since(sl.read), responseBytes, outcome)
 	sl.read = time.Time{}
 }
@@ -297,6 +299,10 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 	}()
 	start := time.Now()
 	sl.resp, sl.err = sl.r.h.Serve(c.ctx, c.cc, sl.r.req)
+	if r, ok := sl.resp.(*Response); ok && r.Response == nil {
+		releaseResponse(r) // an empty wrapper is no response
+		sl.resp = nil
+	}
 	if c.log.Enabled(c.ctx, slog.LevelDebug) {
 		c.log.Debug("request served", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version,
 			"correlation_id", sl.r.corrID, "duration", time.Since(start), "err", sl.err)
@@ -330,20 +336,20 @@ func (c *conn) writeLoop() {
 				c.nc.Close()
 				return
 			}
-			buf = appendResponse(buf[:0], sl.r.corrID, sl.resp)
+			resp, hint := unwrapResponse(sl.resp)
+			out := appendResponse(writeBuffer(buf, hint), sl.r.corrID, resp)
 			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-			if _, err := c.nc.Write(buf); err != nil {
+			_, err := c.nc.Write(out)
+			buf = keepWriteBuffer(buf, out)
+			if err != nil {
 				c.log.Info("response write failed", "err", err)
 				c.finish(sl, 0, Failed)
 				c.nc.Close()
 				return
 			}
-			outcome, written = Answered, len(buf)
+			outcome, written = Answered, len(out)
 			if sl.r.invalid != nil {
 				outcome = Invalid
-			}
-			if cap(buf) > maxRetainedWriteBuffer {
-				buf = nil
 			}
 		}
 		if sl.err != nil {
@@ -360,7 +366,3 @@ func (c *conn) writeLoop() {
 		}
 	}
 }
-
-// maxRetainedWriteBuffer keeps one large Fetch response from pinning its buffer for the rest of
-// the connection's life.
-const maxRetainedWriteBuffer = 1 << 20

@@ -26,5 +26,7 @@
 //
 // A handler returns (response, nil) to answer, (nil, nil) to send nothing (Produce with
 // acks=0), and a non-nil error to close the connection after writing the response it returned
-// alongside, if any.
+// alongside, if any. A response wrapped in a *Response tells the writer its size, so a large
+// one is encoded into a pooled buffer, and gets a Release call once the listener no longer
+// refers to it, so the handler can reuse the buffers it points into.
 package listener
