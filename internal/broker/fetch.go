@@ -343,7 +343,9 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 		if polledCount > 0 {
 			size = fp.st.messageSize(size)
 		}
-		if full || len(polled.Messages) == 0 {
+		empty := len(polled.Messages) == 0
+		polled.Release() // the records hold copies of what they need
+		if full || empty {
 			break
 		}
 	}

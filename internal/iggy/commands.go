@@ -10,12 +10,14 @@ import (
 
 // call is one command to send: body is the encoded request body and tail, when set, is sent
 // after it without being copied (the message batch of SendMessages). keep tells the
-// connection that the decoded result aliases the reply buffer, so it must not be reused.
+// connection that the decoded result aliases the reply buffer, so it must not be reused; the
+// connection then hands that buffer over in kept.
 type call struct {
 	code uint32
 	body []byte
 	tail []byte
 	keep bool
+	kept []byte
 }
 
 // exchanger runs one call and hands its reply payload to decode, which must not retain it
@@ -277,17 +279,23 @@ func (c commands) SendBatch(ctx context.Context, stream, topic Identifier, parti
 }
 
 // PollMessages polls messages. The returned payloads and headers alias one reply buffer that
-// belongs to the result. Frame checksums are verified.
+// belongs to the result: call its Release when done with them to let later replies reuse the
+// buffer. Frame checksums are verified.
 func (c commands) PollMessages(ctx context.Context, req PollRequest) (*Polled, error) {
 	if err := checkIDs(wire.CodePollMessages, req.Stream, req.Topic, req.Consumer.ID); err != nil {
 		return nil, err
 	}
 	var p *Polled
-	err := c.x.exchange(ctx, &call{code: wire.CodePollMessages, body: wire.AppendPollRequest(nil, &req), keep: true}, func(b []byte) (err error) {
+	cl := &call{code: wire.CodePollMessages, body: wire.AppendPollRequest(nil, &req), keep: true}
+	err := c.x.exchange(ctx, cl, func(b []byte) (err error) {
 		p, err = wire.DecodePolled(b, true)
 		return err
 	})
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	p.Own(cl.kept)
+	return p, nil
 }
 
 func offsetRequest(consumer Consumer, stream, topic Identifier, partition *uint32) *wire.OffsetRequest {

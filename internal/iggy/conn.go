@@ -208,7 +208,8 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 		payload, sent, err := cn.roundTrip(ctx, name, op, c.code, reqNo, c.body, c.tail)
 		if err == nil {
 			if c.keep {
-				cn.rbuf = nil // the caller's result aliases the reply buffer
+				// The caller's result aliases the reply buffer: it is the caller's now.
+				c.kept, cn.rbuf = cn.rbuf, nil
 			}
 			if decode == nil {
 				return nil

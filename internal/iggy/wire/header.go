@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
 )
 
 // Frame sizes.
@@ -301,8 +303,8 @@ func checkFrame(b []byte, want uint8) (uint32, error) {
 	return size, nil
 }
 
-// ReadFrame reads one frame from r into hdr and a body slice taken from buf (grown when too
-// small) and returns the body. The declared size is checked before the body is read, so a
+// ReadFrame reads one frame from r into hdr and a body slice taken from buf (or, when buf is
+// too small, from a new buffer, pooled for large bodies: see newBody) and returns the body. The declared size is checked before the body is read, so a
 // hostile peer cannot make it allocate more than MaxFrameSize.
 func ReadFrame(r io.Reader, hdr *[HeaderSize]byte, buf []byte) (body []byte, err error) {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -314,7 +316,7 @@ func ReadFrame(r io.Reader, hdr *[HeaderSize]byte, buf []byte) (body []byte, err
 	}
 	n := int(size) - HeaderSize
 	if cap(buf) < n {
-		buf = make([]byte, n)
+		buf = newBody(n)
 	}
 	body = buf[:n]
 	if _, err := io.ReadFull(r, body); err != nil {
@@ -324,4 +326,14 @@ func ReadFrame(r io.Reader, hdr *[HeaderSize]byte, buf []byte) (body []byte, err
 		return nil, fmt.Errorf("iggy wire: reading %d-byte frame body: %w", n, err)
 	}
 	return body, nil
+}
+
+// newBody returns a buffer for an n-byte frame body. Large ones come from the shared pool
+// (not zeroed: the body is read over it), so a caller that is done with one may put it back
+// (Polled.Release does); one that never does leaves it to the garbage collector.
+func newBody(n int) []byte {
+	if n < bufpool.MinSize {
+		return make([]byte, n)
+	}
+	return bufpool.Get(n)
 }

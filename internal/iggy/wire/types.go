@@ -3,7 +3,11 @@ package wire
 // The data types below are shared by the client (package iggy re-exports them as aliases) and
 // the in-memory server, so both sides encode and decode the same structures.
 
-import "math"
+import (
+	"math"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
+)
 
 // Identifier names a stream, topic, consumer group or user either by its numeric id (0-based)
 // or by its name.
@@ -96,6 +100,21 @@ type Polled struct {
 	PartitionID   uint32
 	CurrentOffset uint64
 	Messages      []PolledMessage
+	buf           []byte // the reply buffer Messages alias, for Release; nil when not owned
+}
+
+// Own makes buf, the reply buffer the messages alias, p's to give back with Release.
+func (p *Polled) Own(buf []byte) { p.buf = buf }
+
+// Release hands the reply buffer back for reuse by later replies and empties Messages. Call
+// it only when nothing refers to the messages' payloads or headers any more; a Polled that is
+// never released is left to the garbage collector, which is always safe.
+func (p *Polled) Release() {
+	if p.buf != nil {
+		bufpool.Put(p.buf)
+		p.buf = nil
+	}
+	p.Messages = nil
 }
 
 // Consumer kinds.
