@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -38,12 +39,14 @@ const (
 	maxFetchWait = 18 * time.Second
 	// fetchReadTimeout bounds one pass of Iggy reads.
 	fetchReadTimeout = 5 * time.Second
-	// Poll sizes: counts are derived from the bytes wanted and the recent message size. The
-	// first poll of a partition is kept small because the size may be stale; later polls of
-	// the same request use what the previous one showed.
+	// Poll sizes: counts are derived from the bytes wanted and the recent message size. While
+	// the gateway has not seen a partition's messages yet, its first poll is kept small
+	// because Iggy's average may be far off; later polls use what the previous one showed.
 	firstPollCount = 64
 	maxPollCount   = 4096
 	maxPollRounds  = 32
+	// maxParallelReads is how many partitions of one request are read from Iggy at once.
+	maxParallelReads = 8
 	// defaultMessageSize is assumed when nothing is known about a partition's messages.
 	defaultMessageSize = 1 << 10
 	// recordOverhead is about what a record adds to its data in a batch (length, attributes,
@@ -81,7 +84,6 @@ type fetchRequest struct {
 	topics   []fetchTopic
 	parts    []fetchPart
 	maxBytes int
-	enc      mapping.BatchEncoder
 }
 
 // fetch reads each partition from its fetch offset, waiting up to max_wait_ms for min_bytes
@@ -196,13 +198,43 @@ func (fp *fetchPart) fail(code int16) {
 	}
 }
 
-// readFetch reads every partition once, in request order, within max_bytes (KIP-74: the first
-// partition with data returns at least one record). It returns the bytes read and whether a
-// partition got an error, which ends a long poll.
+// readFetch reads every partition once within max_bytes (KIP-74: the first partition with
+// data returns at least one record). It returns the bytes read and whether a partition got an
+// error, which ends a long poll.
 func (b *Broker) readFetch(ctx context.Context, f *fetchRequest) (bytes int, errored bool) {
 	ctx, cancel := context.WithTimeout(ctx, fetchReadTimeout)
 	defer cancel()
+	reads, errored := b.resolveFetch(ctx, f)
+	if len(reads) > 1 && fitsTogether(reads, f.maxBytes) {
+		return b.readParallel(ctx, f, reads), errored
+	}
 	remaining := f.maxBytes
+	for i := range reads {
+		r := &reads[i]
+		enc := encoderPool.Get().(*mapping.BatchEncoder)
+		code := b.readPartition(ctx, f, enc, r.fp, &r.ip, remaining, bytes == 0)
+		encoderPool.Put(enc)
+		if code != 0 {
+			r.fp.fail(code)
+			errored = true
+			continue
+		}
+		bytes += len(r.fp.out.RecordBatches)
+		remaining -= len(r.fp.out.RecordBatches)
+	}
+	return bytes, errored
+}
+
+// partRead is a partition to read and its offsets as Iggy reported them.
+type partRead struct {
+	fp   *fetchPart
+	ip   iggy.Partition
+	code int16 // outcome of a parallel read
+}
+
+// resolveFetch reads the offsets of every requested topic and returns the partitions to read,
+// in request order; partitions that cannot be read are answered with their error.
+func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []partRead, errored bool) {
 	for ti := range f.topics {
 		ft := &f.topics[ti]
 		parts := f.parts[ft.start:ft.end]
@@ -236,17 +268,61 @@ func (b *Broker) readFetch(ctx context.Context, f *fetchRequest) (bytes int, err
 				errored = true
 				continue
 			}
-			if code := b.readPartition(ctx, f, fp, ip, remaining, bytes == 0); code != 0 {
-				fp.fail(code)
-				errored = true
-				continue
-			}
-			bytes += len(fp.out.RecordBatches)
-			remaining -= len(fp.out.RecordBatches)
+			reads = append(reads, partRead{fp: fp, ip: *ip})
 		}
 	}
-	return bytes, errored
+	return reads, errored
 }
+
+// fitsTogether reports whether every partition can be read up to its own limit without the
+// request's max_bytes coming into play, so that the partitions can be read independently.
+func fitsTogether(reads []partRead, maxBytes int) bool {
+	total := 0
+	for i := range reads {
+		total += max(reads[i].fp.maxBytes, 0)
+		if total > maxBytes {
+			return false
+		}
+	}
+	return true
+}
+
+// readParallel reads partitions that fit together at the same time, over the Iggy pool, then
+// applies KIP-74 in request order as a sequential read would: only the first partition with
+// data may exceed its limit (with its first record), and the total stays within max_bytes
+// except for that record. It returns the bytes read.
+func (b *Broker) readParallel(ctx context.Context, f *fetchRequest, reads []partRead) (bytes int) {
+	sem := make(chan struct{}, maxParallelReads)
+	var wg sync.WaitGroup
+	for i := range reads {
+		r := &reads[i]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			enc := encoderPool.Get().(*mapping.BatchEncoder)
+			defer encoderPool.Put(enc)
+			r.code = b.readPartition(ctx, f, enc, r.fp, &r.ip, r.fp.maxBytes, true)
+		})
+	}
+	wg.Wait()
+	for i := range reads {
+		fp := reads[i].fp
+		if code := reads[i].code; code != 0 {
+			fp.fail(code)
+			continue
+		}
+		n := len(fp.out.RecordBatches)
+		if bytes > 0 && n > min(fp.maxBytes, f.maxBytes-bytes) {
+			fp.dropRecords() // a later fetch, where it comes first, gets its oversized first record
+			continue
+		}
+		bytes += n
+	}
+	return bytes
+}
+
+// encoderPool keeps Fetch batch encoders, whose header scratch space grows once.
+var encoderPool = sync.Pool{New: func() any { return new(mapping.BatchEncoder) }}
 
 func allFinal(parts []fetchPart) bool {
 	for i := range parts {
@@ -260,7 +336,7 @@ func allFinal(parts []fetchPart) bool {
 // readPartition fills in the partition's offsets and reads its records into one batch of at
 // most min(partition_max_bytes, remaining) bytes, held in a pooled buffer; with minOne the
 // first record is returned whatever its size. It returns the partition's Kafka code.
-func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool) int16 {
+func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mapping.BatchEncoder, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool) int16 {
 	fp.dropRecords() // what an earlier read of this request found is superseded
 	hw := highWatermark(ip)
 	fp.st.observe(ip)
@@ -281,12 +357,14 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 	}
 
 	next := uint64(fp.offset)
-	size := fp.st.messageSize(storedSize(ip))
+	size, sure := fp.st.recentSize(), true
+	if size == 0 {
+		size, sure = max(storedSize(ip), 1), false
+	}
 	// A pooled buffer of about what will be read (growing one as it fills would copy it
 	// several times over); it goes back to the pool when the response has been written.
 	perRecord := uint64(size + recordOverhead)
 	estimate := min(uint64(limit), (hw-next)*perRecord, maxPollRounds*maxPollCount*perRecord)
-	enc := &f.enc
 	enc.Begin(bufpool.Get(kbatch.HeaderSize+int(estimate)), -1)
 	drop := false
 	defer func() {
@@ -297,7 +375,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, fp *fetchPa
 		fp.keepRecords(out)
 	}()
 	for round := 0; round < maxPollRounds && next < hw && (enc.Len() == 0 || enc.Size() < limit); round++ {
-		count := pollCount(limit-enc.Size(), size, hw-next, round)
+		count := pollCount(limit-enc.Size(), size, hw-next, sure || round > 0)
 		polled, err := b.iggy.PollMessages(ctx, fp.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
 		if err != nil {
 			if enc.Len() > 0 {
@@ -366,11 +444,12 @@ func (fp *fetchPart) keepRecords(buf []byte) {
 }
 
 // pollCount is how many messages to ask Iggy for to fill about want bytes with messages of
-// about size bytes, at most available.
-func pollCount(want, size int, available uint64, round int) uint32 {
+// about size bytes, at most available. Unless the size is sure (seen in this partition's
+// recent messages), the count stays small: the messages may be far larger than guessed.
+func pollCount(want, size int, available uint64, sure bool) uint32 {
 	n := uint64(max(want, 0)/max(size, 1) + 1)
 	limit := uint64(maxPollCount)
-	if round == 0 {
+	if !sure {
 		limit = firstPollCount
 	}
 	return uint32(min(n, limit, available))

@@ -165,19 +165,25 @@ func TestFetchByteLimits(t *testing.T) {
 		}
 		return n
 	}
+	// Partitions whose limits fit in max_bytes together are read in parallel, others one
+	// after the other: both must answer alike.
 	tests := []struct {
 		name                  string
 		maxBytes, partitionMB int32
+		offset                int64
+		partitions            []int32
 		want                  []int
 	}{
-		{"everything fits", 1 << 20, 1 << 20, []int{3, 2}},
-		{"partition limit below one record", 1 << 20, 100, []int{1, 0}},
-		{"partition limit two records", 1 << 20, 25_000, []int{2, 2}},
-		{"request limit below one record", 100, 1 << 20, []int{1, 0}},
-		{"request limit spans the partitions", 45_000, 1 << 20, []int{3, 1}},
+		{"everything fits", 1 << 20, 1 << 20, 0, []int32{0, 1}, []int{3, 2}},
+		{"partition limit below one record", 1 << 20, 100, 0, []int32{0, 1}, []int{1, 0}},
+		{"partition limit two records", 1 << 20, 25_000, 0, []int32{0, 1}, []int{2, 2}},
+		{"first non-empty partition after an empty one", 1 << 20, 100, 2, []int32{1, 0}, []int{0, 1}},
+		{"request limit below one record", 100, 1 << 20, 0, []int32{0, 1}, []int{1, 0}},
+		{"request limit spans the partitions", 45_000, 1 << 20, 0, []int32{0, 1}, []int{3, 1}},
+		{"partition limits exactly fill the request", 30_000, 15_000, 0, []int32{0, 1}, []int{1, 1}},
 	}
 	for _, tt := range tests {
-		req := fetchPartitionsReq(12, "l", 0, 0, 1)
+		req := fetchPartitionsReq(12, "l", tt.offset, tt.partitions...)
 		req.MaxBytes = tt.maxBytes
 		for i := range req.Topics[0].Partitions {
 			req.Topics[0].Partitions[i].PartitionMaxBytes = tt.partitionMB
@@ -407,5 +413,28 @@ func TestFetchEndsAtShutdown(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the fetch kept waiting after BeginShutdown")
+	}
+}
+
+func TestPollCount(t *testing.T) {
+	tests := []struct {
+		name      string
+		want      int
+		size      int
+		available uint64
+		sure      bool
+		count     uint32
+	}{
+		{"sure size fills the limit in one poll", 1 << 20, 1040, 1 << 20, true, 1009},
+		{"unsure size starts small", 1 << 20, 1040, 1 << 20, false, firstPollCount},
+		{"no more than available", 1 << 20, 1040, 10, true, 10},
+		{"capped per poll", 64 << 20, 100, 1 << 30, true, maxPollCount},
+		{"at least one", 0, 1040, 5, true, 1},
+		{"unknown size", 4096, 0, 1 << 20, false, firstPollCount},
+	}
+	for _, tt := range tests {
+		if got := pollCount(tt.want, tt.size, tt.available, tt.sure); got != tt.count {
+			t.Errorf("%s: pollCount = %d, want %d", tt.name, got, tt.count)
+		}
 	}
 }

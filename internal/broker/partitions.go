@@ -183,6 +183,14 @@ func (s *partState) messageSize(def int) int {
 	return max(def, 1)
 }
 
+// recentSize is the recent size of a message as the gateway saw it written or read, 0 when
+// none was seen yet.
+func (s *partState) recentSize() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.avgSize
+}
+
 // noteSizes records that n messages took bytes. The estimate rises at once and falls slowly,
 // so a switch to larger messages cannot make the next poll ask for far too many.
 func (s *partState) noteSizes(bytes, n int) {
