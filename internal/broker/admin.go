@@ -2,14 +2,12 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 )
 
@@ -102,31 +100,6 @@ func (b *Broker) checkBrokerName(name string) *apiError {
 		return nil
 	}
 	return newAPIError(kerr.InvalidRequest, "unexpected broker id %q: this is broker %d (or use the empty name for the cluster default)", name, b.nodeID())
-}
-
-// adminError maps an error of a topic administration call on Kafka topic `topic` (create,
-// delete, add partitions, update options) to the Kafka error and message of its result.
-func adminError(topic string, err error) *apiError {
-	switch {
-	case isNotFound(err):
-		return newAPIError(kerr.UnknownTopicOrPartition, "topic %q does not exist", topic)
-	case iggy.IsCode(err, iggy.CodeTopicNameAlreadyExists):
-		return newAPIError(kerr.TopicAlreadyExists, "topic %q already exists", topic)
-	case isUnauthorized(err):
-		return newAPIError(kerr.TopicAuthorizationFailed, "the gateway's Iggy account is not allowed to change topic %q", topic)
-	case iggy.IsCode(err, iggy.CodeInvalidTopicSize):
-		return newAPIError(kerr.InvalidConfig, "Iggy refused retention.bytes for topic %q: it must be -1 or at least the topic's segment size", topic)
-	case iggy.IsCode(err, iggy.CodeTooManyPartitions, iggy.CodeInvalidPartitionsCount):
-		return newAPIError(kerr.InvalidPartitions, "Iggy refused the partition count of topic %q: a topic has 1 to %d partitions", topic, maxTopicPartitions)
-	case iggy.IsCode(err, iggy.CodeInvalidTopicName):
-		return newAPIError(kerr.InvalidTopicException, "Iggy refused the name of topic %q", topic)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return newAPIError(kerr.RequestTimedOut, "Iggy did not answer in time for topic %q; the change may or may not have been applied", topic)
-	case errors.Is(err, iggy.ErrConnection):
-		return newAPIError(kerr.RequestTimedOut, "the connection to Iggy failed during the change of topic %q; it may or may not have been applied", topic)
-	default:
-		return newAPIError(kerr.UnknownServerError, "topic %q: %v", topic, err)
-	}
 }
 
 // logAdminError maps err and logs the failures that are not the client's doing.
