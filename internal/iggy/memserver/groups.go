@@ -173,12 +173,9 @@ func (t *topic) resolveGroup(id wire.Identifier) *group {
 func (s *state) createGroup(sess *session, streamID, topicID wire.Identifier, name string) (groupView, *opError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, t, err := s.resolveTopic(streamID, topicID)
+	_, t, err := s.metadataTopic(sess, streamID, topicID, grants.getTopic)
 	if err != nil {
-		return groupView{}, reject(err.code)
-	}
-	if err := s.grantsOf(sess).getTopic(st.id, t.id); err != nil {
-		return groupView{}, asRejection(err)
+		return groupView{}, err
 	}
 	if _, ok := t.groupIndex[name]; ok {
 		return groupView{}, reject(codeConsumerGroupNameExists)
@@ -194,12 +191,9 @@ func (s *state) createGroup(sess *session, streamID, topicID wire.Identifier, na
 // groupOp resolves a metadata group operation's target and checks the caller may act on the
 // topic (every group operation needs read access to the topic).
 func (s *state) groupOp(sess *session, streamID, topicID, groupID wire.Identifier) (*topic, *group, *opError) {
-	st, t, err := s.resolveTopic(streamID, topicID)
+	_, t, err := s.metadataTopic(sess, streamID, topicID, grants.getTopic)
 	if err != nil {
-		return nil, nil, reject(err.code)
-	}
-	if err := s.grantsOf(sess).getTopic(st.id, t.id); err != nil {
-		return nil, nil, asRejection(err)
+		return nil, nil, err
 	}
 	g := t.resolveGroup(groupID)
 	if g == nil {

@@ -82,6 +82,32 @@ func (s *state) resolveTopic(streamID, topicID wire.Identifier) (*stream, *topic
 	return st, t, nil
 }
 
+// metadataStream resolves the stream a metadata operation acts on and checks the session's
+// grant for it. Both failures are committed rejections: the real server resolves and
+// authorizes metadata operations inside the state machine apply.
+func (s *state) metadataStream(sess *session, id wire.Identifier, allowed func(grants, uint32) *opError) (*stream, *opError) {
+	st, err := s.resolveStream(id)
+	if err != nil {
+		return nil, reject(err.code)
+	}
+	if err := allowed(s.grantsOf(sess), st.id); err != nil {
+		return nil, asRejection(err)
+	}
+	return st, nil
+}
+
+// metadataTopic is metadataStream for an operation on a topic.
+func (s *state) metadataTopic(sess *session, streamID, topicID wire.Identifier, allowed func(grants, uint32, uint32) *opError) (*stream, *topic, *opError) {
+	st, t, err := s.resolveTopic(streamID, topicID)
+	if err != nil {
+		return nil, nil, reject(err.code)
+	}
+	if err := allowed(s.grantsOf(sess), st.id, t.id); err != nil {
+		return nil, nil, asRejection(err)
+	}
+	return st, t, nil
+}
+
 func (t *topic) partition(id uint32) *partition {
 	if uint64(id) >= uint64(len(t.partitions)) {
 		return nil
@@ -178,12 +204,9 @@ func (s *state) getStreams(sess *session) ([]streamView, *opError) {
 func (s *state) updateStream(sess *session, id wire.Identifier, name string) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, err := s.resolveStream(id)
+	st, err := s.metadataStream(sess, id, grants.manageStream)
 	if err != nil {
-		return reject(err.code)
-	}
-	if err := s.grantsOf(sess).manageStream(st.id); err != nil {
-		return asRejection(err)
+		return err
 	}
 	if other, ok := s.streamIndex[name]; ok && other != st.id {
 		return reject(codeStreamNameAlreadyExists)
@@ -199,12 +222,9 @@ func (s *state) updateStream(sess *session, id wire.Identifier, name string) *op
 func (s *state) deleteStream(sess *session, id wire.Identifier) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, err := s.resolveStream(id)
+	st, err := s.metadataStream(sess, id, grants.manageStream)
 	if err != nil {
-		return reject(err.code)
-	}
-	if err := s.grantsOf(sess).manageStream(st.id); err != nil {
-		return asRejection(err)
+		return err
 	}
 	delete(s.streamIndex, st.name)
 	s.streams.remove(st.id)
@@ -217,12 +237,9 @@ func (s *state) deleteStream(sess *session, id wire.Identifier) *opError {
 func (s *state) purgeStream(sess *session, id wire.Identifier) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, err := s.resolveStream(id)
+	st, err := s.metadataStream(sess, id, grants.manageStream)
 	if err != nil {
-		return reject(err.code)
-	}
-	if err := s.grantsOf(sess).manageStream(st.id); err != nil {
-		return asRejection(err)
+		return err
 	}
 	st.topics.each(func(_ uint32, t *topic) { t.purge() })
 	s.committed()
@@ -240,12 +257,9 @@ func (t *topic) purge() {
 func (s *state) createTopic(sess *session, streamID wire.Identifier, name string, partitions uint32, set topicSettings) (topicView, *opError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, err := s.resolveStream(streamID)
+	st, err := s.metadataStream(sess, streamID, grants.createTopic)
 	if err != nil {
-		return topicView{}, reject(err.code)
-	}
-	if err := s.grantsOf(sess).createTopic(st.id); err != nil {
-		return topicView{}, asRejection(err)
+		return topicView{}, err
 	}
 	if _, ok := st.topicIndex[name]; ok {
 		return topicView{}, reject(codeTopicNameAlreadyExists)
@@ -303,12 +317,9 @@ func (s *state) getTopics(sess *session, streamID wire.Identifier) ([]topicView,
 func (s *state) updateTopic(sess *session, streamID, topicID wire.Identifier, name string, up wire.TopicOptions) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, t, err := s.resolveTopic(streamID, topicID)
+	st, t, err := s.metadataTopic(sess, streamID, topicID, grants.manageTopic)
 	if err != nil {
-		return reject(err.code)
-	}
-	if err := s.grantsOf(sess).manageTopic(st.id, t.id); err != nil {
-		return asRejection(err)
+		return err
 	}
 	if up.MaxTopicSize != 0 && up.MaxTopicSize != wire.Never && up.MaxTopicSize < t.settings.segmentSize {
 		return deny(codeInvalidTopicSize)
@@ -336,12 +347,9 @@ func (s *state) updateTopic(sess *session, streamID, topicID wire.Identifier, na
 func (s *state) deleteTopic(sess *session, streamID, topicID wire.Identifier) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, t, err := s.resolveTopic(streamID, topicID)
+	st, t, err := s.metadataTopic(sess, streamID, topicID, grants.manageTopic)
 	if err != nil {
-		return reject(err.code)
-	}
-	if err := s.grantsOf(sess).manageTopic(st.id, t.id); err != nil {
-		return asRejection(err)
+		return err
 	}
 	delete(st.topicIndex, t.name)
 	st.topics.remove(t.id)
@@ -353,12 +361,9 @@ func (s *state) deleteTopic(sess *session, streamID, topicID wire.Identifier) *o
 func (s *state) purgeTopic(sess *session, streamID, topicID wire.Identifier) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, t, err := s.resolveTopic(streamID, topicID)
+	_, t, err := s.metadataTopic(sess, streamID, topicID, grants.manageTopic)
 	if err != nil {
-		return reject(err.code)
-	}
-	if err := s.grantsOf(sess).manageTopic(st.id, t.id); err != nil {
-		return asRejection(err)
+		return err
 	}
 	t.purge()
 	s.committed()
@@ -370,12 +375,9 @@ func (s *state) purgeTopic(sess *session, streamID, topicID wire.Identifier) *op
 func (s *state) createPartitions(sess *session, streamID, topicID wire.Identifier, count uint32) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, t, err := s.resolveTopic(streamID, topicID)
+	_, t, err := s.metadataTopic(sess, streamID, topicID, grants.manageTopic)
 	if err != nil {
-		return reject(err.code)
-	}
-	if err := s.grantsOf(sess).manageTopic(st.id, t.id); err != nil {
-		return asRejection(err)
+		return err
 	}
 	if uint64(len(t.partitions))+uint64(count) > maxPartitionsPerTopic {
 		return reject(codeInvalidPartitionsCount)
@@ -393,12 +395,9 @@ func (s *state) createPartitions(sess *session, streamID, topicID wire.Identifie
 func (s *state) deletePartitions(sess *session, streamID, topicID wire.Identifier, count uint32) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, t, err := s.resolveTopic(streamID, topicID)
+	_, t, err := s.metadataTopic(sess, streamID, topicID, grants.manageTopic)
 	if err != nil {
-		return reject(err.code)
-	}
-	if err := s.grantsOf(sess).manageTopic(st.id, t.id); err != nil {
-		return asRejection(err)
+		return err
 	}
 	if uint64(count) > uint64(len(t.partitions)) {
 		return reject(codeInvalidPartitionsCount)

@@ -69,6 +69,19 @@ func (s *state) resolveUser(id wire.Identifier) *user {
 	return s.users.get(id.Numeric)
 }
 
+// managedUser resolves the user a manage_users operation changes. Both failures are committed
+// rejections, as for the other metadata operations (see metadataStream).
+func (s *state) managedUser(sess *session, id wire.Identifier) (*user, *opError) {
+	if err := s.grantsOf(sess).manageUsers(); err != nil {
+		return nil, asRejection(err)
+	}
+	u := s.resolveUser(id)
+	if u == nil {
+		return nil, reject(codeResourceNotFound)
+	}
+	return u, nil
+}
+
 func validUsername(name string) bool {
 	return len(name) >= minUsernameLength && len(name) <= maxUsernameLength
 }
@@ -176,12 +189,9 @@ func (s *state) getUsers(sess *session) ([]userView, *opError) {
 func (s *state) deleteUser(sess *session, id wire.Identifier) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.grantsOf(sess).manageUsers(); err != nil {
-		return asRejection(err)
-	}
-	u := s.resolveUser(id)
-	if u == nil {
-		return reject(codeResourceNotFound)
+	u, err := s.managedUser(sess, id)
+	if err != nil {
+		return err
 	}
 	if u.id == rootUserID {
 		return reject(codeCannotDeleteUser)
@@ -199,12 +209,9 @@ func (s *state) deleteUser(sess *session, id wire.Identifier) *opError {
 func (s *state) updateUser(sess *session, id wire.Identifier, name *string, status *uint8) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.grantsOf(sess).manageUsers(); err != nil {
-		return asRejection(err)
-	}
-	u := s.resolveUser(id)
-	if u == nil {
-		return reject(codeResourceNotFound)
+	u, err := s.managedUser(sess, id)
+	if err != nil {
+		return err
 	}
 	if name != nil {
 		if !validUsername(*name) {
@@ -228,12 +235,9 @@ func (s *state) updateUser(sess *session, id wire.Identifier, name *string, stat
 func (s *state) updatePermissions(sess *session, id wire.Identifier, perms *wire.Permissions) *opError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.grantsOf(sess).manageUsers(); err != nil {
-		return asRejection(err)
-	}
-	u := s.resolveUser(id)
-	if u == nil {
-		return reject(codeResourceNotFound)
+	u, err := s.managedUser(sess, id)
+	if err != nil {
+		return err
 	}
 	if u.id == rootUserID {
 		return reject(codeCannotChangePermissions)
