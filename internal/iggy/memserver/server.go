@@ -107,15 +107,20 @@ func (s *Server) Close() error {
 // DropConnections closes every client connection, as a server crash would from the clients'
 // point of view (the data stays). Their sessions end and release their group memberships.
 func (s *Server) DropConnections() {
+	for _, c := range s.openConns() {
+		c.nc.Close()
+	}
+}
+
+// openConns returns the connections open now, to act on without holding s.mu.
+func (s *Server) openConns() []*conn {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		c.nc.Close()
-	}
+	return conns
 }
 
 func (s *Server) acceptLoop() {
@@ -165,13 +170,7 @@ func (s *Server) heartbeatLoop() {
 			return
 		case <-t.C:
 		}
-		s.mu.Lock()
-		conns := make([]*conn, 0, len(s.conns))
-		for c := range s.conns {
-			conns = append(conns, c)
-		}
-		s.mu.Unlock()
-		for _, c := range conns {
+		for _, c := range s.openConns() {
 			if c.idleFor() > limit && c.inAnyGroup() {
 				c.evictStale()
 			}
