@@ -92,6 +92,17 @@ func newStream(t *testing.T, c *Client) *Stream {
 	return s
 }
 
+// newTopic creates a topic of partitions partitions in a new stream (see newStream).
+func newTopic(t *testing.T, c *Client, name string, partitions uint32) (*Stream, *Topic) {
+	t.Helper()
+	s := newStream(t, c)
+	tp, err := c.CreateTopic(testCtx(t), ID(s.ID), name, partitions, TopicOptions{})
+	if err != nil {
+		t.Fatalf("CreateTopic: %v", err)
+	}
+	return s, tp
+}
+
 func wantCode(t *testing.T, what string, err error, codes ...uint32) {
 	t.Helper()
 	if !IsCode(err, codes...) {
@@ -312,16 +323,10 @@ func headersOf(t *testing.T, block []byte) map[string]string {
 }
 
 func TestConformanceMessages(t *testing.T) {
-	b := testBackend(t)
-	c := dialTest(t, b)
+	c := dialTest(t, testBackend(t))
 	ctx := testCtx(t)
-	s := newStream(t, c)
-	sid := ID(s.ID)
-	tp, err := c.CreateTopic(ctx, sid, "events", 2, TopicOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tid := ID(tp.ID)
+	s, tp := newTopic(t, c, "events", 2)
+	sid, tid := ID(s.ID), ID(tp.ID)
 	base := uint64(time.Now().Add(-time.Minute).UnixMicro())
 	msgs := []Message{
 		{Payload: []byte("zero"), OriginTimestamp: base, Headers: header("k", "v0")},
@@ -447,16 +452,10 @@ func offsetsOf(p *Polled) []uint64 {
 }
 
 func TestConformanceConsumerOffsets(t *testing.T) {
-	b := testBackend(t)
-	c := dialTest(t, b)
+	c := dialTest(t, testBackend(t))
 	ctx := testCtx(t)
-	s := newStream(t, c)
-	sid := ID(s.ID)
-	tp, err := c.CreateTopic(ctx, sid, "offsets", 2, TopicOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tid := ID(tp.ID)
+	s, tp := newTopic(t, c, "offsets", 2)
+	sid, tid := ID(s.ID), ID(tp.ID)
 	zero, one := uint32(0), uint32(1)
 	consumer := Consumer{Kind: ConsumerKindConsumer, ID: Name(unique("kafka-group"))}
 
@@ -515,16 +514,10 @@ func TestConformanceConsumerOffsets(t *testing.T) {
 }
 
 func TestConformanceConsumerGroups(t *testing.T) {
-	b := testBackend(t)
-	c := dialTest(t, b)
+	c := dialTest(t, testBackend(t))
 	ctx := testCtx(t)
-	s := newStream(t, c)
-	sid := ID(s.ID)
-	tp, err := c.CreateTopic(ctx, sid, "grouped", 4, TopicOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tid := ID(tp.ID)
+	s, tp := newTopic(t, c, "grouped", 4)
+	sid, tid := ID(s.ID), ID(tp.ID)
 	g, err := c.CreateConsumerGroup(ctx, sid, tid, "workers")
 	if err != nil {
 		t.Fatalf("CreateConsumerGroup: %v", err)
@@ -830,10 +823,7 @@ func TestConformanceReconnect(t *testing.T) {
 	}
 	defer cn.Close()
 	admin := dialTest(t, b)
-	s := newStream(t, admin)
-	if _, err := admin.CreateTopic(ctx, ID(s.ID), "t", 1, TopicOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newTopic(t, admin, "t", 1)
 	before := cn.Session()
 
 	// A read after the server dropped the connection is replayed on a new session.
