@@ -29,14 +29,3 @@ func ReferenceMarkdown() string {
 	}
 	return b.String()
 }
-
-// ReplaceReference returns doc with the text between the markers replaced by the current
-// settings table.
-func ReplaceReference(doc string) (string, error) {
-	i := strings.Index(doc, ReferenceBegin)
-	j := strings.Index(doc, ReferenceEnd)
-	if i < 0 || j < i {
-		return "", fmt.Errorf("reference markers %q ... %q not found", ReferenceBegin, ReferenceEnd)
-	}
-	return doc[:i+len(ReferenceBegin)] + "\n" + ReferenceMarkdown() + doc[j:], nil
-}

@@ -33,13 +33,3 @@ func versionRange(lo, hi int16) string {
 	}
 	return fmt.Sprintf("%d–%d", lo, hi)
 }
-
-// ReplaceGenerated returns doc with the text between the markers replaced by the current table.
-func ReplaceGenerated(doc string) (string, error) {
-	i := strings.Index(doc, CoverageBegin)
-	j := strings.Index(doc, CoverageEnd)
-	if i < 0 || j < i {
-		return "", fmt.Errorf("coverage markers %q ... %q not found", CoverageBegin, CoverageEnd)
-	}
-	return doc[:i+len(CoverageBegin)] + "\n" + CoverageMarkdown() + doc[j:], nil
-}

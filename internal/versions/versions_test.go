@@ -2,13 +2,13 @@ package versions
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 //go:generate go test -run TestCoverageDocIsCurrent -update .
@@ -111,22 +111,11 @@ func TestAdvertisedMin(t *testing.T) {
 // The coverage table in the docs is generated from the table; a stale doc fails here.
 // Regenerate with `go generate ./internal/versions`.
 func TestCoverageDocIsCurrent(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "PROTOCOL-COVERAGE.md")
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := ReplaceGenerated(string(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if string(doc) != want {
-		t.Fatalf("%s is stale: run `go generate ./internal/versions`", path)
-	}
+	testutil.GeneratedSection{
+		Path:       "../../docs/PROTOCOL-COVERAGE.md",
+		Begin:      CoverageBegin,
+		End:        CoverageEnd,
+		Body:       CoverageMarkdown(),
+		Regenerate: "go generate ./internal/versions",
+	}.Check(t, *update)
 }

@@ -1,0 +1,2 @@
+// Package testutil holds helpers that tests of several packages share. Only tests import it.
+package testutil
