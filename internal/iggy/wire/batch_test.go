@@ -71,6 +71,28 @@ func TestBatchGolden(t *testing.T) {
 			refFrame(id1, 0, 3000, []byte("a"), hdrs),
 			refFrame(id2, 1, 0, []byte("b"), nil),
 			refFrame(id1, 2, 7000, []byte("c"), nil)),
+	}, {
+		name: "finished, then more added in and out of order",
+		add: func(b *Batch) error {
+			if err := b.AddWithID(id1, 5000, []byte("a"), nil); err != nil {
+				return err
+			}
+			_ = b.Bytes()
+			if err := b.AddWithID(id2, 6000, []byte("b"), hdrs); err != nil {
+				return err
+			}
+			_ = b.Bytes()
+			if err := b.AddWithID(id1, 1000, []byte("c"), nil); err != nil {
+				return err
+			}
+			_ = b.Bytes()
+			return b.AddWithID(id2, 1500, []byte("d"), nil)
+		},
+		want: refBatch(1000,
+			refFrame(id1, 0, 4000, []byte("a"), nil),
+			refFrame(id2, 1, 5000, []byte("b"), hdrs),
+			refFrame(id1, 2, 0, []byte("c"), nil),
+			refFrame(id2, 3, 500, []byte("d"), nil)),
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,3 +66,15 @@ func BenchmarkVerifyBatch1000x1KiB(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkBatchChecksum1000(b *testing.B) {
+	batch := benchPollReply(b)[PollReplyHeaderSize:]
+	h, err := DecodeBatchHeader(batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		batchChecksum(&h, batch[BatchHeaderSize:])
+	}
+}
