@@ -57,7 +57,7 @@ func adminContext(ctx context.Context, timeoutMillis int32) (context.Context, co
 }
 
 // repeated returns the names that occur more than once among n items, where name(i) is the
-// name of item i. Kafka answers every repeated name once, with INVALID_REQUEST.
+// name of item i.
 func repeated(n int, name func(i int) string) map[string]bool {
 	seen := make(map[string]bool, n)
 	var dup map[string]bool
@@ -72,6 +72,40 @@ func repeated(n int, name func(i int) string) map[string]bool {
 		seen[s] = true
 	}
 	return dup
+}
+
+// repeats applies Kafka's rule for an entry that a CreateTopics, DeleteTopics,
+// CreatePartitions or AlterConfigs request names more than once: its first occurrence is
+// answered with INVALID_REQUEST and the others are left out of the response.
+type repeats struct {
+	dup, answered map[string]bool
+}
+
+// occurrence is what an entry of a request is in terms of repeats.
+type occurrence int
+
+const (
+	onlyOccurrence occurrence = iota // named once: answer it on its merits
+	firstRepeat                      // answer INVALID_REQUEST
+	laterRepeat                      // leave out of the response
+)
+
+// findRepeats finds the repeats among n entries, where key(i) identifies entry i.
+func findRepeats(n int, key func(i int) string) repeats {
+	dup := repeated(n, key)
+	return repeats{dup: dup, answered: make(map[string]bool, len(dup))}
+}
+
+// of classifies the entry identified by key; call it once per entry, in request order.
+func (r repeats) of(key string) occurrence {
+	switch {
+	case !r.dup[key]:
+		return onlyOccurrence
+	case r.answered[key]:
+		return laterRepeat
+	}
+	r.answered[key] = true
+	return firstRepeat
 }
 
 // checkReplicas validates the manual replica assignment of one partition. Iggy places and

@@ -241,3 +241,16 @@ func TestAdminNeverTouchesInternalStream(t *testing.T) {
 		}
 	}
 }
+
+// The first occurrence of a repeated entry is answered (with INVALID_REQUEST), later ones are
+// left out, and entries named once are answered on their merits.
+func TestRepeats(t *testing.T) {
+	keys := []string{"a", "b", "a", "c", "a", "b"}
+	want := []occurrence{firstRepeat, firstRepeat, laterRepeat, onlyOccurrence, laterRepeat, laterRepeat}
+	reps := findRepeats(len(keys), func(i int) string { return keys[i] })
+	for i, k := range keys {
+		if got := reps.of(k); got != want[i] {
+			t.Errorf("entry %d (%s): occurrence %d, want %d", i, k, got, want[i])
+		}
+	}
+}

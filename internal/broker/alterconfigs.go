@@ -27,18 +27,16 @@ func (b *Broker) alterConfigs(ctx context.Context, cc *listener.ConnContext, req
 	key := func(i int) string {
 		return configResourceKey(req.Resources[i].ResourceType, req.Resources[i].ResourceName)
 	}
-	dup := repeated(len(req.Resources), key)
-	answered := make(map[string]bool, len(dup))
+	reps := findRepeats(len(req.Resources), key)
 	for i := range req.Resources {
 		rr := &req.Resources[i]
 		var err *apiError
-		if k := key(i); dup[k] {
-			if answered[k] {
-				continue
-			}
-			answered[k] = true
+		switch reps.of(key(i)) {
+		case laterRepeat:
+			continue
+		case firstRepeat:
 			err = newAPIError(kerr.InvalidRequest, "the resource appears more than once in the request")
-		} else {
+		default:
 			err = b.alterLegacy(ctx, cc, rr, req.ValidateOnly)
 		}
 		res := kmsg.NewAlterConfigsResponseResource()
@@ -50,15 +48,8 @@ func (b *Broker) alterConfigs(ctx context.Context, cc *listener.ConnContext, req
 }
 
 func (b *Broker) alterLegacy(ctx context.Context, cc *listener.ConnContext, rr *kmsg.AlterConfigsRequestResource, validateOnly bool) *apiError {
-	switch rr.ResourceType {
-	case kmsg.ConfigResourceTypeBroker:
-		return b.refuseBrokerAlter(rr.ResourceName)
-	case kmsg.ConfigResourceTypeTopic:
-		if err := b.adminRefusal(); err != nil {
-			return err
-		}
-	default:
-		return unsupportedResource(rr.ResourceType)
+	if err := b.refuseAlter(rr.ResourceType, rr.ResourceName); err != nil {
+		return err
 	}
 	var nulls []string
 	for _, c := range rr.Configs {
@@ -84,12 +75,21 @@ func configResourceKey(typ kmsg.ConfigResourceType, name string) string {
 	return strconv.Itoa(int(typ)) + "/" + name
 }
 
-// refuseBrokerAlter answers a change of BROKER configs: they are the gateway's settings.
-func (b *Broker) refuseBrokerAlter(name string) *apiError {
-	if err := b.checkBrokerName(name); err != nil {
-		return err
+// refuseAlter answers the config changes the gateway does not make: of BROKER configs (they
+// are the gateway's settings), of resource types other than TOPIC, and of any topic when the
+// gateway runs without the bridge. nil means the topic's configs may be changed.
+func (b *Broker) refuseAlter(typ kmsg.ConfigResourceType, name string) *apiError {
+	switch typ {
+	case kmsg.ConfigResourceTypeBroker:
+		if err := b.checkBrokerName(name); err != nil {
+			return err
+		}
+		return newAPIError(kerr.InvalidConfig, "broker configs cannot be changed through Kafka: they come from the gateway's IGGY_KAFKA_* settings")
+	case kmsg.ConfigResourceTypeTopic:
+		return b.adminRefusal()
+	default:
+		return unsupportedResource(typ)
 	}
-	return newAPIError(kerr.InvalidConfig, "broker configs cannot be changed through Kafka: they come from the gateway's IGGY_KAFKA_* settings")
 }
 
 // alterTopic applies change to the Iggy topic behind a Kafka topic, or only checks that the

@@ -23,18 +23,16 @@ func (b *Broker) createPartitions(ctx context.Context, cc *listener.ConnContext,
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	ctx, cancel := adminContext(ctx, req.TimeoutMillis)
 	defer cancel()
-	dup := repeated(len(req.Topics), func(i int) string { return req.Topics[i].Topic })
-	answered := make(map[string]bool, len(dup))
+	reps := findRepeats(len(req.Topics), func(i int) string { return req.Topics[i].Topic })
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		var err *apiError
-		if dup[rt.Topic] {
-			if answered[rt.Topic] {
-				continue
-			}
-			answered[rt.Topic] = true
+		switch reps.of(rt.Topic) {
+		case laterRepeat:
+			continue
+		case firstRepeat:
 			err = newAPIError(kerr.InvalidRequest, "topic %q appears more than once in the request", rt.Topic)
-		} else {
+		default:
 			err = b.addPartitions(ctx, cc, rt, req.ValidateOnly)
 		}
 		res := kmsg.NewCreatePartitionsResponseTopic()

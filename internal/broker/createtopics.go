@@ -25,18 +25,16 @@ func (b *Broker) createTopics(ctx context.Context, cc *listener.ConnContext, req
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	ctx, cancel := adminContext(ctx, req.TimeoutMillis)
 	defer cancel()
-	dup := repeated(len(req.Topics), func(i int) string { return req.Topics[i].Topic })
-	answered := make(map[string]bool, len(dup))
+	reps := findRepeats(len(req.Topics), func(i int) string { return req.Topics[i].Topic })
 	for i := range req.Topics {
 		rt := &req.Topics[i]
-		if dup[rt.Topic] {
-			if !answered[rt.Topic] {
-				answered[rt.Topic] = true
-				resp.Topics = append(resp.Topics, createTopicsResult(rt.Topic, newAPIError(kerr.InvalidRequest, "topic %q appears more than once in the request", rt.Topic)))
-			}
-			continue
+		switch reps.of(rt.Topic) {
+		case laterRepeat:
+		case firstRepeat:
+			resp.Topics = append(resp.Topics, createTopicsResult(rt.Topic, newAPIError(kerr.InvalidRequest, "topic %q appears more than once in the request", rt.Topic)))
+		default:
+			resp.Topics = append(resp.Topics, b.createOneTopic(ctx, cc, rt, req.ValidateOnly))
 		}
-		resp.Topics = append(resp.Topics, b.createOneTopic(ctx, cc, rt, req.ValidateOnly))
 	}
 	return resp, nil
 }

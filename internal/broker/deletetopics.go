@@ -38,17 +38,15 @@ func (b *Broker) deleteTopics(ctx context.Context, cc *listener.ConnContext, req
 		}
 		return "i" + string(topics[i].TopicID[:])
 	}
-	dup := repeated(len(topics), key)
-	answered := make(map[string]bool, len(dup))
+	reps := findRepeats(len(topics), key)
 	for i, rt := range topics {
 		res := kmsg.NewDeleteTopicsResponseTopic()
 		res.Topic, res.TopicID = rt.Topic, rt.TopicID
 		var err *apiError
-		switch k := key(i); {
-		case dup[k] && answered[k]:
+		switch occ := reps.of(key(i)); {
+		case occ == laterRepeat:
 			continue
-		case dup[k]:
-			answered[k] = true
+		case occ == firstRepeat:
 			err = newAPIError(kerr.InvalidRequest, "the topic appears more than once in the request")
 		case rt.Topic == nil && rt.TopicID == [16]byte{}:
 			err = newAPIError(kerr.InvalidRequest, "neither topic name nor id were specified")

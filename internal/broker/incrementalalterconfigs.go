@@ -60,15 +60,8 @@ func (b *Broker) alterIncremental(ctx context.Context, cc *listener.ConnContext,
 	if len(nulls) > 0 {
 		return newAPIError(kerr.InvalidRequest, "null value not supported for: %s", strings.Join(nulls, ", "))
 	}
-	switch rr.ResourceType {
-	case kmsg.ConfigResourceTypeBroker:
-		return b.refuseBrokerAlter(rr.ResourceName)
-	case kmsg.ConfigResourceTypeTopic:
-		if err := b.adminRefusal(); err != nil {
-			return err
-		}
-	default:
-		return unsupportedResource(rr.ResourceType)
+	if err := b.refuseAlter(rr.ResourceType, rr.ResourceName); err != nil {
+		return err
 	}
 	var change retentionChange
 	for _, c := range rr.Configs {
