@@ -9,24 +9,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
-	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 )
 
 // Commits survive a gateway restart against the same Iggy: offset 0, metadata and leader
 // epoch come back exactly, and the group is listed as Empty.
 func TestCommittedOffsetsSurviveRestart(t *testing.T) {
-	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startIggy(t, "127.0.0.1:0", "iggy")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	root, err := iggy.Dial(ctx, iggy.Config{Addr: srv.Addr(), Username: "iggy", Password: "iggy", PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	root := dialRoot(t, ctx, srv.Addr())
 	if _, err := root.CreateStream(ctx, "kafka"); err != nil {
 		t.Fatal(err)
 	}
@@ -69,37 +60,6 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 		t.Errorf("ListGroups after restart: %+v %v", listed, err)
 	}
 	if logs := second.logs.String(); !strings.Contains(logs, "committed offsets loaded") {
-		t.Errorf("log:\n%s", logs)
-	}
-}
-
-// A bridge account that may not create the coordinator log stops startup with a clear error:
-// the gateway never runs without a place to keep commits.
-func TestOffsetsNeedTheirStream(t *testing.T) {
-	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	root, err := iggy.Dial(ctx, iggy.Config{Addr: srv.Addr(), Username: "iggy", Password: "iggy", PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	if _, err := root.CreateStream(ctx, "kafka"); err != nil {
-		t.Fatal(err)
-	}
-	perms := &iggy.Permissions{Global: iggy.GlobalPermissions{ReadStreams: true, ReadTopics: true}}
-	if _, err := root.CreateUser(ctx, "reader", "reader-pw", iggy.UserActive, perms); err != nil {
-		t.Fatal(err)
-	}
-	p := start(t, nil, bridgeEnv(freeAddr(t), srv.Addr(), "reader-pw", "IGGY_KAFKA_IGGY_USERNAME=reader")...)
-	if code := p.exitCode(t, 30*time.Second); code != exitFailure {
-		t.Fatalf("exit code %d", code)
-	}
-	if logs := p.logs.String(); !strings.Contains(logs, "loading committed offsets from Iggy stream") || !strings.Contains(logs, "needs permission") {
 		t.Errorf("log:\n%s", logs)
 	}
 }

@@ -125,6 +125,29 @@ func bridgeEnv(kafkaAddr, iggyAddr, password string, extra ...string) []string {
 	}, extra...)
 }
 
+// startIggy starts an in-memory Iggy server on addr whose root account is iggy/password,
+// closed when t ends.
+func startIggy(t *testing.T, addr, password string) *memserver.Server {
+	t.Helper()
+	srv, err := memserver.Start(memserver.Config{Addr: addr, RootUsername: "iggy", RootPassword: password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// dialRoot connects to the Iggy server at addr as root (iggy/iggy), closed when t ends.
+func dialRoot(t *testing.T, ctx context.Context, addr string) *iggy.Client {
+	t.Helper()
+	c, err := iggy.Dial(ctx, iggy.Config{Addr: addr, Username: "iggy", Password: "iggy", PoolSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // Iggy starts 5 s after the gateway: the gateway keeps retrying, then serves.
 func TestBridgeIggyComesUpLater(t *testing.T) {
 	kafkaAddr, iggyAddr := freeAddr(t), freeAddr(t)
@@ -134,11 +157,7 @@ func TestBridgeIggyComesUpLater(t *testing.T) {
 		c.Close()
 		t.Fatal("Kafka listener accepted connections before the bridge was up")
 	}
-	srv, err := memserver.Start(memserver.Config{Addr: iggyAddr, RootUsername: "iggy", RootPassword: "secret-pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	startIggy(t, iggyAddr, "secret-pw")
 	waitKafka(t, kafkaAddr, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -160,11 +179,7 @@ func TestBridgeIggyComesUpLater(t *testing.T) {
 
 // A wrong password stops startup at once, without waiting for the retry window.
 func TestBridgeWrongPassword(t *testing.T) {
-	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "right-pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startIggy(t, "127.0.0.1:0", "right-pw")
 	p := start(t, nil, bridgeEnv(freeAddr(t), srv.Addr(), "wrong-pw", "IGGY_KAFKA_IGGY_CONNECT_RETRY=10m")...)
 	if code := p.exitCode(t, 30*time.Second); code != exitFailure {
 		t.Fatalf("exit code %d", code)
@@ -189,30 +204,43 @@ func TestBridgeIggyNeverComesUp(t *testing.T) {
 	}
 }
 
-// The bridge account must be allowed to create the default stream when it is missing.
-func TestBridgeCannotCreateDefaultStream(t *testing.T) {
-	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	root, err := iggy.Dial(ctx, iggy.Config{Addr: srv.Addr(), Username: "iggy", Password: "iggy", PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	perms := &iggy.Permissions{Global: iggy.GlobalPermissions{ReadStreams: true, ReadTopics: true}}
-	if _, err := root.CreateUser(ctx, "reader", "reader-pw", iggy.UserActive, perms); err != nil {
-		t.Fatal(err)
-	}
-	p := start(t, nil, bridgeEnv(freeAddr(t), srv.Addr(), "reader-pw", "IGGY_KAFKA_IGGY_USERNAME=reader")...)
-	if code := p.exitCode(t, 30*time.Second); code != exitFailure {
-		t.Fatalf("exit code %d", code)
-	}
-	if logs := p.logs.String(); !strings.Contains(logs, "may not create it") {
-		t.Errorf("log:\n%s", logs)
+// A bridge account that may only read stops startup with a clear error when the gateway needs
+// to create something: the default stream when it is missing, or else the coordinator log of
+// committed offsets (the gateway never runs without a place to keep commits).
+func TestBridgeAccountMayOnlyRead(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		haveStream bool // the default stream exists
+		wantLogs   []string
+	}{
+		{"default stream missing", false, []string{"may not create it"}},
+		{"coordinator log missing", true, []string{"loading committed offsets from Iggy stream", "needs permission"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startIggy(t, "127.0.0.1:0", "iggy")
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			root := dialRoot(t, ctx, srv.Addr())
+			if tt.haveStream {
+				if _, err := root.CreateStream(ctx, "kafka"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			perms := &iggy.Permissions{Global: iggy.GlobalPermissions{ReadStreams: true, ReadTopics: true}}
+			if _, err := root.CreateUser(ctx, "reader", "reader-pw", iggy.UserActive, perms); err != nil {
+				t.Fatal(err)
+			}
+			p := start(t, nil, bridgeEnv(freeAddr(t), srv.Addr(), "reader-pw", "IGGY_KAFKA_IGGY_USERNAME=reader")...)
+			if code := p.exitCode(t, 30*time.Second); code != exitFailure {
+				t.Fatalf("exit code %d", code)
+			}
+			logs := p.logs.String()
+			for _, want := range tt.wantLogs {
+				if !strings.Contains(logs, want) {
+					t.Errorf("log lacks %q:\n%s", want, logs)
+				}
+			}
+		})
 	}
 }
 
@@ -240,12 +268,7 @@ func TestDevMode(t *testing.T) {
 	if err != nil || md.Topics["dev-topic"].Err != nil {
 		t.Fatalf("%v %v", err, md.Topics["dev-topic"].Err)
 	}
-	native, err := iggy.Dial(ctx, iggy.Config{Addr: iggyAddr, Username: "iggy", Password: "iggy", PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer native.Close()
-	if _, err := native.GetTopic(ctx, iggy.Name("kafka"), iggy.Name("dev-topic")); err != nil {
+	if _, err := dialRoot(t, ctx, iggyAddr).GetTopic(ctx, iggy.Name("kafka"), iggy.Name("dev-topic")); err != nil {
 		t.Fatalf("native client cannot see the auto-created topic: %v", err)
 	}
 	logs := p.logs.String()
@@ -281,11 +304,7 @@ func TestBinarySignalsAndExitCodes(t *testing.T) {
 		t.Errorf("log:\n%s", logs.String())
 	}
 
-	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startIggy(t, "127.0.0.1:0", "iggy")
 	bad := exec.Command(bin)
 	bad.Env = append(os.Environ(), bridgeEnv(freeAddr(t), srv.Addr(), "nope")...)
 	out, err := bad.CombinedOutput()
@@ -315,11 +334,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	if code, body := httpGet(t, base+"/readyz"); code != 503 {
 		t.Fatalf("readyz before Iggy: %d %s", code, body)
 	}
-	srv, err := memserver.Start(memserver.Config{Addr: iggyAddr, RootUsername: "iggy", RootPassword: "metrics-pw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	startIggy(t, iggyAddr, "metrics-pw")
 	waitKafka(t, kafkaAddr, 30*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
