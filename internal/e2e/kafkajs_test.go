@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"slices"
 	"strconv"
 	"testing"
@@ -30,50 +29,11 @@ func TestKafkajs(t *testing.T) {
 	runScenarios(t, kafkajsFamily, scenarios)
 }
 
-func kafkajsClient(t *testing.T, env *Env, stdin any, out any, args ...string) {
-	t.Helper()
-	var in []byte
-	if stdin != nil {
-		var err error
-		if in, err = json.Marshal(stdin); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res := mustRun(t, Cmd{Name: "node", Args: append([]string{rootPath(nodeDir + "/kafka_client.js"), args[0], "--bootstrap", env.Bootstrap}, args[1:]...),
-		Stdin: string(in), Timeout: 90 * time.Second, Env: []string{"KAFKAJS_NO_PARTITIONER_WARNING=1"}})
-	if err := json.Unmarshal([]byte(res.Stdout), out); err != nil {
-		t.Fatalf("kafka_client.js %s printed no JSON: %v\n%s\nstderr:\n%s", args[0], err, res.Stdout, res.Stderr)
-	}
-}
-
 func kafkajsMetadata(t *testing.T, env *Env) {
 	one, three := env.CreateTopic(t, 1), env.CreateTopic(t, 3)
-	var md struct {
-		Brokers []struct {
-			ID   int32  `json:"id"`
-			Host string `json:"host"`
-			Port int    `json:"port"`
-		} `json:"brokers"`
-		Topics map[string][]struct {
-			Partition int32 `json:"partition"`
-			Leader    int32 `json:"leader"`
-		} `json:"topics"`
-	}
-	kafkajsClient(t, env, nil, &md, "metadata", "--topics", one, "--topics", three)
-	if len(md.Brokers) != 1 || md.Brokers[0].ID != 1 || md.Brokers[0].Host+":"+strconv.Itoa(md.Brokers[0].Port) != env.Bootstrap {
-		t.Errorf("brokers %+v, want broker 1 at %s", md.Brokers, env.Bootstrap)
-	}
-	for name, want := range map[string]int{one: 1, three: 3} {
-		parts := md.Topics[name]
-		if len(parts) != want {
-			t.Errorf("topic %s: %d partitions, want %d", name, len(parts), want)
-		}
-		for i, p := range parts {
-			if p.Partition != int32(i) || p.Leader != 1 {
-				t.Errorf("topic %s partition %+v, want partition %d led by 1", name, p, i)
-			}
-		}
-	}
+	var md scriptMetadata
+	kafkajsScript.run(t, env, nil, &md, "metadata", "--topics", one, "--topics", three)
+	md.check(t, env, map[string]int{one: 1, three: 3})
 }
 
 // kafkajsProduce produces the timed sample with kafkajs's idempotent producer and reads it
@@ -85,7 +45,7 @@ func kafkajsProduce(codec string) func(t *testing.T, env *Env) {
 		var out struct {
 			BaseOffsets []int64 `json:"base_offsets"`
 		}
-		kafkajsClient(t, env, want, &out, "produce", "--topic", topic, "--codec", codec)
+		kafkajsScript.run(t, env, want, &out, "produce", "--topic", topic, "--codec", codec)
 		if !slices.Equal(out.BaseOffsets, []int64{0}) {
 			t.Errorf("produce acknowledged base offsets %v, want [0]", out.BaseOffsets)
 		}
@@ -138,7 +98,7 @@ func kafkajsGroupConsume(t *testing.T, env *Env) {
 		Records   []Rec            `json:"records"`
 		Committed map[string]int64 `json:"committed"`
 	}
-	kafkajsClient(t, env, nil, &out, "group-consume", "--topic", topic, "--group", "g-"+topic, "--count", strconv.Itoa(len(want)))
+	kafkajsScript.run(t, env, nil, &out, "group-consume", "--topic", topic, "--group", "g-"+topic, "--count", strconv.Itoa(len(want)))
 	checkRecords(t, out.Records, want, 0, timeWindow{})
 	if out.Committed["0"] != int64(len(want)) {
 		t.Errorf("committed offsets %v, want %d on partition 0", out.Committed, len(want))
@@ -147,25 +107,13 @@ func kafkajsGroupConsume(t *testing.T, env *Env) {
 
 func kafkajsAdmin(t *testing.T, env *Env) {
 	var out struct {
-		Created                         bool   `json:"created"`
-		CreatedAgain                    bool   `json:"created_again"`
-		PartitionsAfterCreate           int    `json:"partitions_after_create"`
-		PartitionsAfterCreatePartitions int    `json:"partitions_after_create_partitions"`
-		RetentionMsAtCreate             string `json:"retention_ms_at_create"`
-		RetentionMsAfterAlter           string `json:"retention_ms_after_alter"`
-		ListedAfterDelete               bool   `json:"listed_after_delete"`
+		scriptAdmin
+		Created      bool `json:"created"`
+		CreatedAgain bool `json:"created_again"`
 	}
-	kafkajsClient(t, env, nil, &out, "admin", "--topic", TopicName(t))
+	kafkajsScript.run(t, env, nil, &out, "admin", "--topic", TopicName(t))
 	if !out.Created || out.CreatedAgain {
 		t.Errorf("createTopics returned %v, then %v for the same topic; want true, then false (already exists)", out.Created, out.CreatedAgain)
 	}
-	if out.PartitionsAfterCreate != 2 || out.PartitionsAfterCreatePartitions != 4 {
-		t.Errorf("partitions after create %d (want 2), after createPartitions %d (want 4)", out.PartitionsAfterCreate, out.PartitionsAfterCreatePartitions)
-	}
-	if out.RetentionMsAtCreate != "86400000" || out.RetentionMsAfterAlter != "3600000" {
-		t.Errorf("retention.ms at create %q (want 86400000), after alter %q (want 3600000)", out.RetentionMsAtCreate, out.RetentionMsAfterAlter)
-	}
-	if out.ListedAfterDelete {
-		t.Error("topic still listed after deleteTopics")
-	}
+	out.check(t)
 }

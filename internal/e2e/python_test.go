@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -40,52 +38,11 @@ var codecs = []struct {
 }{{"none", FeatureProduce, CellProduce}, {"gzip", FeatureGzip, CellGzip}, {"snappy", FeatureSnappy, CellSnappy},
 	{"lz4", FeatureLZ4, CellLZ4}, {"zstd", FeatureZstd, CellZstd}}
 
-// pythonClient runs one command of kafka_client.py and decodes its JSON output into out.
-func pythonClient(t *testing.T, env *Env, stdin any, out any, args ...string) {
-	t.Helper()
-	var in []byte
-	if stdin != nil {
-		var err error
-		if in, err = json.Marshal(stdin); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res := mustRun(t, Cmd{Name: pythonBin(), Args: append([]string{rootPath(pythonDir + "/kafka_client.py"), args[0], "--bootstrap", env.Bootstrap}, args[1:]...),
-		Stdin: string(in), Timeout: 90 * time.Second})
-	if err := json.Unmarshal([]byte(res.Stdout), out); err != nil {
-		t.Fatalf("kafka_client.py %s printed no JSON: %v\n%s\nstderr:\n%s", args[0], err, res.Stdout, res.Stderr)
-	}
-}
-
 func pythonMetadata(t *testing.T, env *Env) {
 	one, three := env.CreateTopic(t, 1), env.CreateTopic(t, 3)
-	var md struct {
-		Brokers []struct {
-			ID   int32  `json:"id"`
-			Host string `json:"host"`
-			Port int    `json:"port"`
-		} `json:"brokers"`
-		Topics map[string][]struct {
-			Partition int32   `json:"partition"`
-			Leader    int32   `json:"leader"`
-			Error     *string `json:"error"`
-		} `json:"topics"`
-	}
-	pythonClient(t, env, nil, &md, "metadata", "--topics", one, three)
-	if len(md.Brokers) != 1 || md.Brokers[0].ID != 1 || md.Brokers[0].Host+":"+strconv.Itoa(md.Brokers[0].Port) != env.Bootstrap {
-		t.Errorf("brokers %+v, want broker 1 at %s", md.Brokers, env.Bootstrap)
-	}
-	for name, want := range map[string]int{one: 1, three: 3} {
-		parts := md.Topics[name]
-		if len(parts) != want {
-			t.Errorf("topic %s: %d partitions, want %d", name, len(parts), want)
-		}
-		for i, p := range parts {
-			if p.Partition != int32(i) || p.Leader != 1 || p.Error != nil {
-				t.Errorf("topic %s partition %+v, want partition %d led by 1 without error", name, p, i)
-			}
-		}
-	}
+	var md scriptMetadata
+	pythonScript.run(t, env, nil, &md, "metadata", "--topics", one, three)
+	md.check(t, env, map[string]int{one: 1, three: 3})
 }
 
 // timedSampleRecords is sampleRecords with explicit, distinct producer timestamps.
@@ -106,7 +63,7 @@ func pythonProduceConsume(codec string) func(t *testing.T, env *Env) {
 			ProducedOffsets []int64 `json:"produced_offsets"`
 			Records         []Rec   `json:"records"`
 		}
-		pythonClient(t, env, want, &out, "produce-consume", "--topic", topic, "--codec", codec)
+		pythonScript.run(t, env, want, &out, "produce-consume", "--topic", topic, "--codec", codec)
 		if !slices.Equal(out.ProducedOffsets, []int64{0, 1, 2}) {
 			t.Errorf("delivery reports gave offsets %v, want [0 1 2]", out.ProducedOffsets)
 		}
@@ -128,7 +85,7 @@ func pythonGroup(t *testing.T, env *Env) {
 		Reread           []Rec            `json:"reread"`
 		SecondAssignment []int32          `json:"second_assignment"`
 	}
-	pythonClient(t, env, recs, &out, "group", "--topic", topic, "--group", "g-"+topic, "--partitions", "2")
+	pythonScript.run(t, env, recs, &out, "group", "--topic", topic, "--group", "g-"+topic, "--partitions", "2")
 	var got []string
 	for _, r := range out.Records {
 		got = append(got, fmt.Sprintf("%d/%d %s=%s", r.Partition, r.Offset, strp(r.Key), strp(r.Value)))
@@ -151,24 +108,12 @@ func pythonGroup(t *testing.T, env *Env) {
 
 func pythonAdmin(t *testing.T, env *Env) {
 	var out struct {
-		PartitionsAfterCreate           int     `json:"partitions_after_create"`
-		DuplicateCreateError            *string `json:"duplicate_create_error"`
-		PartitionsAfterCreatePartitions int     `json:"partitions_after_create_partitions"`
-		RetentionMsAtCreate             string  `json:"retention_ms_at_create"`
-		RetentionMsAfterAlter           string  `json:"retention_ms_after_alter"`
-		ListedAfterDelete               bool    `json:"listed_after_delete"`
+		scriptAdmin
+		DuplicateCreateError *string `json:"duplicate_create_error"`
 	}
-	pythonClient(t, env, nil, &out, "admin", "--topic", TopicName(t))
-	if out.PartitionsAfterCreate != 2 || out.PartitionsAfterCreatePartitions != 4 {
-		t.Errorf("partitions after create %d (want 2), after create_partitions %d (want 4)", out.PartitionsAfterCreate, out.PartitionsAfterCreatePartitions)
-	}
+	pythonScript.run(t, env, nil, &out, "admin", "--topic", TopicName(t))
 	if out.DuplicateCreateError == nil || *out.DuplicateCreateError != "TOPIC_ALREADY_EXISTS" {
 		t.Errorf("duplicate create error %v, want TOPIC_ALREADY_EXISTS", strp(out.DuplicateCreateError))
 	}
-	if out.RetentionMsAtCreate != "86400000" || out.RetentionMsAfterAlter != "3600000" {
-		t.Errorf("retention.ms at create %q (want 86400000), after alter %q (want 3600000)", out.RetentionMsAtCreate, out.RetentionMsAfterAlter)
-	}
-	if out.ListedAfterDelete {
-		t.Error("topic still listed after delete_topics")
-	}
+	out.check(t)
 }
