@@ -91,20 +91,21 @@ func newJoinRequest(opts ...joinOpt) *kmsg.JoinGroupRequest {
 	return r
 }
 
-// pendingJoin is a JoinGroup that may still be parked in the barrier.
-type pendingJoin struct {
+// pending is a request that may still be parked in the coordinator: its answer is res, or
+// arrives on wait.
+type pending[R any] struct {
 	t    testing.TB
-	res  joinResult
-	wait chan joinResult
+	api  string // for failures: "JoinGroup", "SyncGroup"
+	res  R
+	wait chan R
 	done bool
 }
 
-func (h *harness) startJoin(client string, opts ...joinOpt) *pendingJoin {
-	res, wait := h.c.startJoin(Client{ID: client, Host: "/127.0.0.1"}, newJoinRequest(opts...))
-	return &pendingJoin{t: h.t, res: res, wait: wait, done: wait == nil}
+func newPending[R any](t testing.TB, api string, res R, wait chan R) pending[R] {
+	return pending[R]{t: t, api: api, res: res, wait: wait, done: wait == nil}
 }
 
-func (p *pendingJoin) ready() bool {
+func (p *pending[R]) ready() bool {
 	if p.done {
 		return true
 	}
@@ -116,20 +117,28 @@ func (p *pendingJoin) ready() bool {
 	return p.done
 }
 
-// result returns the answer, failing the test if the join is still parked.
-func (p *pendingJoin) result() joinResult {
+// result returns the answer, failing the test if the request is still parked.
+func (p *pending[R]) result() R {
 	p.t.Helper()
 	if !p.ready() {
-		p.t.Fatal("JoinGroup still parked in the barrier")
+		p.t.Fatalf("%s still parked", p.api)
 	}
 	return p.res
 }
 
-func (p *pendingJoin) mustParked() {
+func (p *pending[R]) mustParked() {
 	p.t.Helper()
 	if p.ready() {
-		p.t.Fatalf("JoinGroup answered early: %+v", p.res)
+		p.t.Fatalf("%s answered early: %+v", p.api, p.res)
 	}
+}
+
+// pendingJoin is a JoinGroup that may still be parked in the barrier.
+type pendingJoin struct{ pending[joinResult] }
+
+func (h *harness) startJoin(client string, opts ...joinOpt) *pendingJoin {
+	res, wait := h.c.startJoin(Client{ID: client, Host: "/127.0.0.1"}, newJoinRequest(opts...))
+	return &pendingJoin{newPending(h.t, "JoinGroup", res, wait)}
 }
 
 func (p *pendingJoin) ok() joinResult {
@@ -161,12 +170,8 @@ func (h *harness) joinNew(client string, opts ...joinOpt) (*pendingJoin, string)
 	return h.startJoin(client, append(opts, withMember(first.memberID))...), first.memberID
 }
 
-type pendingSync struct {
-	t    testing.TB
-	res  syncResult
-	wait chan syncResult
-	done bool
-}
+// pendingSync is a SyncGroup that may still be parked waiting for the leader's assignment.
+type pendingSync struct{ pending[syncResult] }
 
 func syncRequest(member string, gen int32, assignments ...string) *kmsg.SyncGroupRequest {
 	r := kmsg.NewPtrSyncGroupRequest()
@@ -185,50 +190,26 @@ func syncRequest(member string, gen int32, assignments ...string) *kmsg.SyncGrou
 
 func (h *harness) startSync(req *kmsg.SyncGroupRequest) *pendingSync {
 	res, wait := h.c.startSync(req)
-	return &pendingSync{t: h.t, res: res, wait: wait, done: wait == nil}
+	return &pendingSync{newPending(h.t, "SyncGroup", res, wait)}
 }
 
 func (h *harness) sync(member string, gen int32, assignments ...string) *pendingSync {
 	return h.startSync(syncRequest(member, gen, assignments...))
 }
 
-func (p *pendingSync) ready() bool {
-	if p.done {
-		return true
-	}
-	select {
-	case p.res = <-p.wait:
-		p.done = true
-	default:
-	}
-	return p.done
-}
-
-func (p *pendingSync) mustParked() {
-	p.t.Helper()
-	if p.ready() {
-		p.t.Fatalf("SyncGroup answered early: %+v", p.res)
-	}
-}
-
 func (p *pendingSync) assignment() string {
 	p.t.Helper()
-	if !p.ready() {
-		p.t.Fatal("SyncGroup still parked")
+	r := p.result()
+	if r.code != 0 {
+		p.t.Fatalf("SyncGroup failed: %v", kerr.ErrorForCode(r.code))
 	}
-	if p.res.code != 0 {
-		p.t.Fatalf("SyncGroup failed: %v", kerr.ErrorForCode(p.res.code))
-	}
-	return string(p.res.assignment)
+	return string(r.assignment)
 }
 
 func (p *pendingSync) fails(want *kerr.Error) {
 	p.t.Helper()
-	if !p.ready() {
-		p.t.Fatal("SyncGroup still parked")
-	}
-	if p.res.code != want.Code {
-		p.t.Fatalf("SyncGroup error = %v, want %v", kerr.ErrorForCode(p.res.code), want)
+	if r := p.result(); r.code != want.Code {
+		p.t.Fatalf("SyncGroup error = %v, want %v", kerr.ErrorForCode(r.code), want)
 	}
 }
 
@@ -276,27 +257,38 @@ func memberIDs(ms []kmsg.JoinGroupResponseMember) []string {
 	return ids
 }
 
-// stableGroup forms a new group of the given dynamic members, all joining within the
-// initial rebalance delay, and syncs assignment "a-<client>" to each. It returns the member
-// ids in join order and the generation.
-func (h *harness) stableGroup(clients ...string) ([]string, int32) {
+// joinedGroup has clients join as new dynamic members and completes the join round: the
+// group then waits for SyncGroup. It returns the member ids, in the order of clients, and
+// the leader and generation every member was told.
+func (h *harness) joinedGroup(clients ...string) (ids []string, leader string, gen int32) {
 	h.t.Helper()
 	if len(clients) > 1 && h.c.cfg.InitialRebalanceDelay == 0 {
-		h.t.Fatal("stableGroup needs the initial rebalance delay to gather several members")
+		h.t.Fatal("joinedGroup needs the initial rebalance delay to gather several members")
 	}
 	joins := make([]*pendingJoin, len(clients))
-	ids := make([]string, len(clients))
+	ids = make([]string, len(clients))
 	for i, cl := range clients {
 		joins[i], ids[i] = h.joinNew(cl)
 	}
 	// The first delay window sees the others arrive and extends once.
 	h.clock.Advance(2 * h.c.cfg.InitialRebalanceDelay)
-	var leader string
-	var gen int32
-	for _, j := range joins {
+	for i, j := range joins {
 		r := j.ok()
+		if i > 0 && (r.leader != leader || r.generation != gen) {
+			h.t.Fatalf("member %s was told leader %s generation %d, member %s leader %s generation %d",
+				clients[i], r.leader, r.generation, clients[0], leader, gen)
+		}
 		leader, gen = r.leader, r.generation
 	}
+	return ids, leader, gen
+}
+
+// stableGroup forms a new group of the given dynamic members, all joining within the
+// initial rebalance delay, and syncs assignment "a-<client>" to each. It returns the member
+// ids in join order and the generation.
+func (h *harness) stableGroup(clients ...string) ([]string, int32) {
+	h.t.Helper()
+	ids, leader, gen := h.joinedGroup(clients...)
 	var assignments []string
 	for i, id := range ids {
 		assignments = append(assignments, id, "a-"+clients[i])

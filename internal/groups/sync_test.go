@@ -45,12 +45,10 @@ func TestSyncAnswerCarriesProtocol(t *testing.T) {
 
 func TestLeaderLeavesMidSync(t *testing.T) {
 	h := newHarness(t)
-	ja, a := h.joinNew("a")
-	jb, b := h.joinNew("b")
-	h.clock.Advance(6 * time.Second)
-	ra, rb := ja.ok(), jb.ok()
-	if ra.leader != a || rb.leader != a {
-		t.Fatalf("leader %s", ra.leader)
+	ids, leader, _ := h.joinedGroup("a", "b")
+	a, b := ids[0], ids[1]
+	if leader != a {
+		t.Fatalf("leader %s", leader)
 	}
 	sb := h.sync(b, 1)
 	sb.mustParked()
@@ -71,11 +69,8 @@ func TestLeaderLeavesMidSync(t *testing.T) {
 
 func TestFollowersThatNeverSyncAreRemoved(t *testing.T) {
 	h := newHarness(t)
-	ja, a := h.joinNew("a")
-	jb, b := h.joinNew("b")
-	h.clock.Advance(6 * time.Second)
-	ja.ok()
-	jb.ok()
+	ids, _, _ := h.joinedGroup("a", "b")
+	a, b := ids[0], ids[1]
 	if got := h.sync(a, 1, a, "x", b, "y").assignment(); got != "x" {
 		t.Fatalf("assignment %q", got)
 	}
@@ -95,11 +90,8 @@ func TestFollowersThatNeverSyncAreRemoved(t *testing.T) {
 
 func TestLeaderThatNeverSyncsFailsParkedFollowers(t *testing.T) {
 	h := newHarness(t)
-	ja, a := h.joinNew("a")
-	jb, b := h.joinNew("b")
-	h.clock.Advance(6 * time.Second)
-	ja.ok()
-	jb.ok()
+	ids, _, _ := h.joinedGroup("a", "b")
+	a, b := ids[0], ids[1]
 	sb := h.sync(b, 1)
 	// Both stay alive (the Java heartbeat thread runs during SyncGroup) but the leader never
 	// syncs: after the rebalance timeout it is removed and b must rejoin.
@@ -121,11 +113,8 @@ func TestLeaderThatNeverSyncsFailsParkedFollowers(t *testing.T) {
 
 func TestOversizedAssignmentFailsTheRound(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.MaxAssignmentBytes = 4 })
-	ja, a := h.joinNew("a")
-	jb, b := h.joinNew("b")
-	h.clock.Advance(6 * time.Second)
-	ja.ok()
-	jb.ok()
+	ids, _, _ := h.joinedGroup("a", "b")
+	a, b := ids[0], ids[1]
 	sb := h.sync(b, 1)
 	h.sync(a, 1, a, "ok", b, strings.Repeat("x", 5)).fails(kerr.MessageTooLarge)
 	sb.fails(kerr.MessageTooLarge)
