@@ -342,18 +342,7 @@ func franzGroup(t *testing.T, env *Env) {
 		t.Fatal(err)
 	}
 	adm := env.Admin(t)
-	waitFor(t, 30*time.Second, "offset 10 committed on all four partitions", func() bool {
-		offsets, err := adm.FetchOffsets(ctx, group)
-		if err != nil {
-			return false
-		}
-		for p := int32(0); p < 4; p++ {
-			if o, ok := offsets.Lookup(topic, p); !ok || o.Err != nil || o.At != 10 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 30*time.Second, "offset 10 committed on all four partitions", committedAt(ctx, adm, group, topic, 4, 10))
 	mu.Lock()
 	if len(seen) != len(recs) {
 		t.Errorf("the group read %d distinct records, want %d", len(seen), len(recs))
@@ -515,5 +504,22 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 			t.Fatalf("timed out after %s waiting for: %s", timeout, what)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// committedAt is a condition for waitFor: group has committed offset at on each of the
+// topic's first partitions partitions.
+func committedAt(ctx context.Context, adm *kadm.Client, group, topic string, partitions int32, at int64) func() bool {
+	return func() bool {
+		offsets, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return false
+		}
+		for p := range partitions {
+			if o, ok := offsets.Lookup(topic, p); !ok || o.Err != nil || o.At != at {
+				return false
+			}
+		}
+		return true
 	}
 }

@@ -53,26 +53,12 @@ func franzGroupAcrossRestart(t *testing.T, env *Env) {
 		}
 	}
 	adm := env.Admin(t)
-	committedAll := func(want int64) func() bool {
-		return func() bool {
-			offsets, err := adm.FetchOffsets(ctx, group)
-			if err != nil {
-				return false
-			}
-			for p := int32(0); p < 4; p++ {
-				if o, ok := offsets.Lookup(topic, p); !ok || o.Err != nil || o.At != want {
-					return false
-				}
-			}
-			return true
-		}
-	}
 	produce(1)
-	waitFor(t, 60*time.Second, "offset 10 committed on all four partitions", committedAll(10))
+	waitFor(t, 60*time.Second, "offset 10 committed on all four partitions", committedAt(ctx, adm, group, topic, 4, 10))
 
 	env.restart(t)
 	produce(2)
-	waitFor(t, 90*time.Second, "offset 20 committed on all four partitions after the restart", committedAll(20))
+	waitFor(t, 90*time.Second, "offset 20 committed on all four partitions after the restart", committedAt(ctx, adm, group, topic, 4, 20))
 
 	seen := map[string]int{}
 	for _, m := range members {
@@ -230,18 +216,7 @@ func groupRebalance(t *testing.T, env *Env, protocol string, join joinFunc) {
 			t.Logf("read %+v %d times (its partition changed owner: at-least-once)", c, n)
 		}
 	}
-	waitFor(t, 60*time.Second, "offset 20 committed on all six partitions", func() bool {
-		offsets, err := adm.FetchOffsets(ctx, group)
-		if err != nil {
-			return false
-		}
-		for p := int32(0); p < 6; p++ {
-			if o, ok := offsets.Lookup(topic, p); !ok || o.Err != nil || o.At != 20 {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 60*time.Second, "offset 20 committed on all six partitions", committedAt(ctx, adm, group, topic, 6, 20))
 }
 
 // waitGroupSpread waits until group is Stable with n members that split every partition of a
