@@ -30,8 +30,13 @@ func startIggyBackend() (*iggyBackend, error) {
 		}
 		return &iggyBackend{target: iggyTarget{addr: addr, username: user, password: pass}}, nil
 	}
+	return startMemIggy("127.0.0.1:0")
+}
+
+// startMemIggy starts the in-memory Iggy server on addr ("127.0.0.1:0" for a free port).
+func startMemIggy(addr string) (*iggyBackend, error) {
 	const user, pass = "iggy", "iggy"
-	srv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: user, RootPassword: pass})
+	srv, err := memserver.Start(memserver.Config{Addr: addr, RootUsername: user, RootPassword: pass})
 	if err != nil {
 		return nil, fmt.Errorf("start in-memory Iggy server: %w", err)
 	}

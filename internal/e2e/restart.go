@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"syscall"
 	"testing"
 	"time"
 )
@@ -35,6 +36,36 @@ func (e *Env) restart(t *testing.T) {
 	start := time.Now()
 	e.stopGateway(t)
 	stopped := time.Since(start)
+	e.startAgain(t)
+	t.Logf("gateway restarted on %s (stopped in %s, serving again after %s)", e.Bootstrap,
+		stopped.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+}
+
+// kill ends the gateway with SIGKILL, as a crash or the OOM killer would: no drain, no
+// checkpoint of the coordinator log. startAgain brings it back. Its output is printed if t
+// fails.
+func (e *Env) kill(t *testing.T) {
+	t.Helper()
+	g := e.gateway
+	if err := syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL the gateway: %v", err)
+	}
+	<-g.done
+	if races := g.logs.raceReports(); races != "" {
+		t.Errorf("data race in the gateway:\n%s", races)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("output of the gateway killed with SIGKILL:\n%s", indent(g.logs.since(0)))
+		}
+	})
+}
+
+// startAgain starts the same binary with the same settings on the same address against the
+// same Iggy backend after the gateway stopped, and waits until it answers. Clients keep their
+// bootstrap address.
+func (e *Env) startAgain(t *testing.T) {
+	t.Helper()
 	g, err := spawnGateway(gatewayBuild.bin, e.gateway.addr, e.iggy.target, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +74,6 @@ func (e *Env) restart(t *testing.T) {
 	if _, err := g.waitReady(60 * time.Second); err != nil {
 		t.Fatalf("gateway after restart: %v\n%s", err, indent(g.logs.since(0)))
 	}
-	t.Logf("gateway restarted on %s (stopped in %s, serving again after %s)", e.Bootstrap,
-		stopped.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
 // stopGateway stops the gateway gracefully, failing t if it exits badly or reported a data
