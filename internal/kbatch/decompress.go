@@ -10,7 +10,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 )
 
 // Budget is how many decompressed bytes may still be produced. One Budget is meant to be
@@ -110,24 +109,6 @@ func gunzip(dst, src []byte, limit int) ([]byte, error) {
 		return dst, corrupt("gzip: %v", err)
 	}
 	return readBounded(dst, &r.zr, limit, 4*len(src))
-}
-
-type lz4Reader struct {
-	src bytes.Reader
-	zr  *lz4.Reader
-}
-
-var lz4Pool = sync.Pool{New: func() any { return &lz4Reader{zr: lz4.NewReader(nil)} }}
-
-func unlz4(dst, src []byte, limit int) ([]byte, error) {
-	r := lz4Pool.Get().(*lz4Reader)
-	defer func() {
-		r.src.Reset(nil)
-		lz4Pool.Put(r)
-	}()
-	r.src.Reset(src)
-	r.zr.Reset(&r.src)
-	return readBounded(dst, r.zr, limit, 4*len(src))
 }
 
 var zstdPool = sync.Pool{New: func() any {
