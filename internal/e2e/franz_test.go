@@ -301,9 +301,7 @@ func franzGroup(t *testing.T, env *Env) {
 					return
 				default:
 				}
-				pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-				fs := m.cl.PollFetches(pctx)
-				cancel()
+				fs := pollBriefly(ctx, m.cl)
 				mu.Lock()
 				for _, r := range fs.Records() {
 					seen[string(r.Value)]++
@@ -373,9 +371,7 @@ func franzGroup(t *testing.T, env *Env) {
 	stopPolling()
 	b.cl.Close()
 	waitFor(t, 30*time.Second, "the remaining member assigned all four partitions", func() bool {
-		pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		a.cl.PollFetches(pctx)
-		cancel()
+		pollBriefly(ctx, a.cl)
 		return slices.Equal(assignment(a), []int32{0, 1, 2, 3})
 	})
 }
@@ -393,9 +389,7 @@ func franzStaticMembership(t *testing.T, env *Env) {
 			t.Fatal(err)
 		}
 		for {
-			pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-			cl.PollFetches(pctx)
-			cancel()
+			pollBriefly(ctx, cl)
 			if _, gen := cl.GroupMetadata(); gen > 0 {
 				return cl, gen
 			}
@@ -505,6 +499,14 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// pollBriefly polls cl for at most 300 ms: long enough for a group member to make progress
+// (join, heartbeat, fetch), short enough for a polling loop to notice that it should stop.
+func pollBriefly(ctx context.Context, cl *kgo.Client) kgo.Fetches {
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	return cl.PollFetches(ctx)
 }
 
 // committedAt is a condition for waitFor: group has committed offset at on each of the

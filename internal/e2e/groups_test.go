@@ -313,15 +313,13 @@ func (m *franzGroupMember) poll(t *testing.T) {
 			return
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		fs := m.cl.PollFetches(ctx)
-		cancel()
+		fs := pollBriefly(context.Background(), m.cl)
 		m.mu.Lock()
 		for _, r := range fs.Records() {
 			m.read = append(m.read, consumed{r.Partition, r.Offset, string(r.Value)})
 		}
 		m.mu.Unlock()
-		ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := m.cl.CommitUncommittedOffsets(ctx); err != nil {
 			t.Logf("commit: %v", err)
 		}
@@ -517,9 +515,7 @@ func javaStaticMemberRestart(t *testing.T, env *Env) {
 				return
 			default:
 			}
-			pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-			dynamic.PollFetches(pctx)
-			cancel()
+			pollBriefly(ctx, dynamic)
 		}
 	}()
 	defer func() { close(stop); <-polled }()
