@@ -113,6 +113,8 @@ func (b *Broker) bind(r route) listener.Handler {
 			return serve(b, ctx, cc, req)
 		},
 		Concurrent:     r.concurrent,
+		Pipelined:      r.pipelined,
+		FrameReusable:  r.frameReusable,
 		InvalidRequest: r.invalid,
 	}
 }

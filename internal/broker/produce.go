@@ -20,8 +20,9 @@ import (
 func init() {
 	// No INVALID_REQUEST answer: with acks=0 the client reads no response, so an undecodable
 	// Produce closes the connection. Not concurrent: two Produce requests of one connection
-	// must reach a partition in order.
-	register(kmsg.Produce, route{serve: typed((*Broker).produce)})
+	// must reach a partition in order. The frame is reusable: records are copied into the
+	// Iggy batches, which are sent before the handler returns.
+	register(kmsg.Produce, route{serve: typed((*Broker).produce), frameReusable: true})
 }
 
 const (

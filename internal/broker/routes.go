@@ -15,8 +15,10 @@ type serveFunc func(b *Broker, ctx context.Context, cc *listener.ConnContext, re
 // route is how one API key is served.
 type route struct {
 	serve serveFunc
-	// concurrent: see listener.Handler.Concurrent.
-	concurrent bool
+	// concurrent, pipelined, frameReusable: see listener.Handler.
+	concurrent    bool
+	pipelined     bool
+	frameReusable bool
 	// invalid builds the INVALID_REQUEST answer for an undecodable request; nil closes.
 	invalid func(req kmsg.Request) kmsg.Response
 }

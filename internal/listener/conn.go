@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
 )
 
 // conn serves one client connection: a reader goroutine parses frames and starts handlers, a
@@ -54,7 +56,16 @@ type slot struct {
 	mem    int64     // bytes taken from the server's budget for this request's frame
 	read   time.Time // when the frame arrived
 	key    int16     // api key, also for rejected frames
+	// started closes when a pipelined request's ordered part is done (nil for others).
+	started   chan struct{}
+	startOnce sync.Once
+	// frame is the pooled buffer the request was read into, to reuse once the request is
+	// finished; nil when its handler may keep referring to it.
+	frame []byte
 }
+
+// markStarted closes started once.
+func (sl *slot) markStarted() { sl.startOnce.Do(func() { close(sl.started) }) }
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -121,6 +132,11 @@ func (c *conn) finish(sl *slot, responseBytes int, outcome Outcome) {
 		c.s.cfg.Budget.release(sl.mem)
 	}
 	releaseResponse(sl.resp)
+	if sl.frame != nil {
+		sl.r.req = nil // aliases the frame
+		bufpool.Put(sl.frame)
+		sl.frame = nil
+	}
 	c.s.cfg.Observer.RequestDone(c.s.cfg.Name, sl.key, time.Since(sl.read), responseBytes, outcome)
 	sl.read = time.Time{}
 }
@@ -143,18 +159,14 @@ func (c *conn) draining() bool {
 
 // readLoop reads and schedules requests until the connection must stop; it returns why.
 func (c *conn) readLoop() string {
-	// Scheduling state (see the package documentation): lastOrdered is done when the latest
-	// non-concurrent request and everything before it are done; concurrent holds the requests
-	// started since then.
-	lastOrdered := closedChan
-	var concurrent []chan struct{}
+	sched := newSchedule(cap(c.sem))
 	for {
 		select {
 		case c.sem <- struct{}{}:
 		case <-c.readStop:
 			return c.stopReason()
 		}
-		frame, mem, reason := c.readFrame()
+		frame, pooled, mem, reason := c.readFrame()
 		if frame == nil {
 			return reason
 		}
@@ -177,36 +189,18 @@ func (c *conn) readLoop() string {
 			if !r.h.Undecoded {
 				c.cc.setClientID(r.clientID)
 			}
-			gates := []chan struct{}{lastOrdered}
-			if r.h.Concurrent {
-				if len(concurrent) >= cap(c.sem) {
-					concurrent = pending(concurrent) // at most cap(c.sem) are still running
-				}
-				concurrent = append(concurrent, sl.done)
-			} else {
-				gates = append(gates, concurrent...)
-				concurrent = nil
-				lastOrdered = sl.done
+			if r.h.Pipelined {
+				sl.started = make(chan struct{})
 			}
+			if r.h.FrameReusable && pooled {
+				sl.frame = frame
+			}
+			gates := sched.add(r.h, sl.done, sl.started)
 			c.handlers.Add(1)
 			go c.run(sl, gates)
 		}
 		c.slots <- sl // never blocks: sem bounds the slots outstanding to its capacity
 	}
-}
-
-// pending keeps the channels that are not closed yet, in place.
-func pending(chans []chan struct{}) []chan struct{} {
-	out := chans[:0]
-	for _, ch := range chans {
-		select {
-		case <-ch:
-		default:
-			out = append(out, ch)
-		}
-	}
-	clear(chans[len(out):])
-	return out
 }
 
 // frameKey is the api key of a frame, or -1 when it is too short to have one.
@@ -217,40 +211,49 @@ func frameKey(frame []byte) int16 {
 	return int16(binary.BigEndian.Uint16(frame))
 }
 
-var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
-
-// readFrame returns the next frame body and the budget bytes it holds, or nil and the reason
-// reading stopped.
-func (c *conn) readFrame() ([]byte, int64, string) {
+// readFrame returns the next frame body, whether it was read into a pooled buffer, and the
+// budget bytes it holds, or nil and the reason reading stopped. Large frames are read into
+// pooled buffers (not zeroed: the frame is read over them), which go back to the pool when
+// the request is finished if its handler allows (Handler.FrameReusable).
+func (c *conn) readFrame() ([]byte, bool, int64, string) {
 	var prefix [4]byte
 	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 	if c.draining() { // drain may have set its deadline just before ours
-		return nil, 0, "shutdown"
+		return nil, false, 0, "shutdown"
 	}
 	if _, err := io.ReadFull(c.nc, prefix[:]); err != nil {
-		return nil, 0, c.readError(err, "idle timeout")
+		return nil, false, 0, c.readError(err, "idle timeout")
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size <= 0 || int(size) > c.s.cfg.MaxFrameSize {
 		c.log.Warn("closing connection: bad frame length", "length", size, "max", c.s.cfg.MaxFrameSize)
-		return nil, 0, fmt.Sprintf("frame length %d outside 1..%d", size, c.s.cfg.MaxFrameSize)
+		return nil, false, 0, fmt.Sprintf("frame length %d outside 1..%d", size, c.s.cfg.MaxFrameSize)
 	}
 	var mem int64
 	if b := c.s.cfg.Budget; b != nil {
 		if !b.acquire(int64(size), c.readStop) {
-			return nil, 0, c.stopReason()
+			return nil, false, 0, c.stopReason()
 		}
 		mem = int64(size)
 	}
-	frame := make([]byte, size)
+	pooled := size >= bufpool.MinSize
+	var frame []byte
+	if pooled {
+		frame = bufpool.Get(int(size))[:size]
+	} else {
+		frame = make([]byte, size)
+	}
 	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ReadTimeout))
 	if _, err := io.ReadFull(c.nc, frame); err != nil {
 		if mem > 0 {
 			c.s.cfg.Budget.release(mem)
 		}
-		return nil, 0, c.readError(err, "read timeout")
+		if pooled {
+			bufpool.Put(frame)
+		}
+		return nil, false, 0, c.readError(err, "read timeout")
 	}
-	return frame, mem, ""
+	return frame, pooled, mem, ""
 }
 
 func (c *conn) stopReason() string {
@@ -282,11 +285,16 @@ func (c *conn) readError(err error, timeoutReason string) string {
 func (c *conn) run(sl *slot, gates []chan struct{}) {
 	defer c.handlers.Done()
 	defer close(sl.done)
+	ctx := c.ctx
+	if sl.started != nil {
+		defer sl.markStarted() // before done, at the latest
+		ctx = context.WithValue(ctx, startKey{}, sl)
+	}
 	for _, g := range gates {
 		select {
 		case <-g:
-		case <-c.ctx.Done():
-			sl.err = c.ctx.Err()
+		case <-ctx.Done():
+			sl.err = ctx.Err()
 			return
 		}
 	}
@@ -298,7 +306,7 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 		}
 	}()
 	start := time.Now()
-	sl.resp, sl.err = sl.r.h.Serve(c.ctx, c.cc, sl.r.req)
+	sl.resp, sl.err = sl.r.h.Serve(ctx, c.cc, sl.r.req)
 	if r, ok := sl.resp.(*Response); ok && r.Response == nil {
 		releaseResponse(r) // an empty wrapper is no response
 		sl.resp = nil
@@ -364,5 +372,16 @@ func (c *conn) writeLoop() {
 			c.nc.Close()
 			return
 		}
+	}
+}
+
+type startKey struct{}
+
+// Started tells the listener that a pipelined handler (Handler.Pipelined) serving the request
+// of ctx has done everything that must happen in request order: the next pipelined request
+// of the connection may start. Calling it again, or from other handlers, does nothing.
+func Started(ctx context.Context) {
+	if sl, ok := ctx.Value(startKey{}).(*slot); ok {
+		sl.markStarted()
 	}
 }

@@ -16,11 +16,22 @@
 // The connection reads ahead up to MaxInFlight requests. Kafka brokers handle one request per
 // connection at a time, and clients rely on it (a Produce followed by a ListOffsets on the same
 // connection must see the write; two Produce requests to one partition must land in order).
-// So requests run in arrival order, one after the other, except that consecutive requests whose
-// handlers are marked Concurrent (side-effect-free reads such as Metadata or ApiVersions) may
-// run together. A non-concurrent request starts only when every earlier request has finished,
-// and no later request starts before it has finished. Responses are written in request order
-// whatever order handlers finish in.
+// So requests take effect in arrival order. Ordered requests (the default) run one after the
+// other: one starts only when every earlier request has finished, and no later request starts
+// before it has finished. Consecutive requests whose handlers are marked Concurrent
+// (side-effect-free reads such as Metadata or ApiVersions) may run together. Requests whose
+// handlers are marked Pipelined (Produce) overlap differently: each starts once the previous
+// pipelined one has done its ordered part (it calls Started, which the Produce handler does
+// once its writes are queued per partition in request order) and may finish later; any other
+// request waits for them to finish, and they wait for the requests before them. Responses are
+// written in request order whatever order handlers finish in.
+//
+// # Memory
+//
+// Large request frames are read into buffers from internal/bufpool; a handler marked
+// FrameReusable gives its frame back when it has finished. A handler that may keep referring
+// to its request's bytes after returning (decoded byte fields alias the frame) must not be
+// marked: its frame is left to the garbage collector.
 //
 // # Handler results
 //

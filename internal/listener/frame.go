@@ -20,6 +20,16 @@ type Handler struct {
 	// Concurrent handlers have no side effects that later requests on the connection could
 	// observe, so consecutive concurrent requests may run at the same time.
 	Concurrent bool
+	// Pipelined handlers take effect in request order but may finish out of order: the next
+	// pipelined request of the connection starts as soon as Serve calls Started (or returns),
+	// while every other later request still waits for it to finish. Serve calls Started once
+	// the part that must happen in request order is done (Produce: its writes are queued, in
+	// order, per partition).
+	Pipelined bool
+	// FrameReusable handlers keep no reference to the request's bytes once Serve has returned
+	// (decoded byte fields alias the frame), nor does their response: the frame's buffer is
+	// reused for later requests then.
+	FrameReusable bool
 	// InvalidRequest builds the INVALID_REQUEST answer to an undecodable req (only its
 	// version is set). A nil InvalidRequest, or a nil answer (the response has no error field
 	// at that version), closes the connection instead.
