@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/cmd/iggy-gateway-load/pprofhook"
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 )
@@ -25,7 +27,7 @@ type bench struct {
 	iggyAddr string
 	iggy     *iggy.Client
 
-	gw       *gatewayProc // nil with --gateway-addr or without the gateway legs
+	gw       *childproc.Gateway // nil with --gateway-addr or without the gateway legs
 	gwAddr   string
 	gwPID    int // 0: gateway CPU and RSS are not measured
 	prof     *profiler
@@ -93,16 +95,16 @@ func (b *bench) startGateway(ctx context.Context) error {
 		}
 		fmt.Fprintf(b.progress, "built the gateway in %s\n", time.Since(start).Round(time.Millisecond))
 	}
-	g, err := startGateway(ctx, bin, iggyTarget{b.iggyAddr, o.IggyUsername, o.IggyPassword, o.IggyStream}, hook, o.GatewayEnv)
+	g, err := startGateway(ctx, bin, childproc.Iggy{Addr: b.iggyAddr, Username: o.IggyUsername, Password: o.IggyPassword, Stream: o.IggyStream}, hook, o.GatewayEnv)
 	if err != nil {
 		return err
 	}
-	b.gw, b.gwAddr, b.gwPID = g, g.addr, g.pid()
+	b.gw, b.gwAddr, b.gwPID = g, g.Addr, g.PID()
 	if hook {
 		if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
 			return err
 		}
-		b.prof = newProfiler(g.pprofAddr, o.ProfileDir)
+		b.prof = newProfiler(g.Addrs[pprofhook.EnvAddr], o.ProfileDir)
 	}
 	return nil
 }
@@ -177,8 +179,8 @@ func (b *bench) close() error {
 		b.iggy.Close()
 	}
 	if b.gw != nil {
-		if err := b.gw.stop(); err != nil {
-			errs = append(errs, fmt.Errorf("gateway exited with %v\n%s", err, b.gw.out.String()))
+		if err := b.gw.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("gateway exited with %v\n%s", err, b.gw.Output))
 		}
 	}
 	if b.mem != nil {

@@ -4,22 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggygw/iggy-gateway-kafka/cmd/iggy-gateway-load/pprofhook"
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 )
-
-// gatewayPackage is the gateway's main package, relative to the repository root.
-const gatewayPackage = "./cmd/iggy-gateway-kafka"
 
 // hookImportPath is the import path of package pprofhook, which a profiling build links in.
 const hookImportPath = "github.com/iggygw/iggy-gateway-kafka/cmd/iggy-gateway-load/pprofhook"
@@ -28,25 +21,19 @@ const hookImportPath = "github.com/iggygw/iggy-gateway-kafka/cmd/iggy-gateway-lo
 // through a build overlay that adds one importing file to the gateway's main package; the
 // sources on disk are not changed. The build has no race detector: it is what is measured.
 func buildGateway(ctx context.Context, dir string, hook bool) (string, error) {
-	root, err := repoRoot()
+	root, err := childproc.RepoRoot()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: run from the repository or pass --gateway-bin", err)
 	}
-	bin := filepath.Join(dir, "iggy-gateway-kafka")
-	args := []string{"build", "-o", bin}
+	var flags []string
 	if hook {
 		overlay, err := writeHookOverlay(root, dir)
 		if err != nil {
 			return "", err
 		}
-		args = append(args, "-overlay", overlay)
+		flags = append(flags, "-overlay", overlay)
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, gatewayPackage)...)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", gatewayPackage, err, out)
-	}
-	return bin, nil
+	return childproc.BuildGateway(ctx, root, dir, flags...)
 }
 
 // writeHookOverlay writes the file that imports pprofhook and the overlay that places it in
@@ -57,127 +44,34 @@ func writeHookOverlay(root, dir string) (string, error) {
 	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
 		return "", err
 	}
-	target := filepath.Join(root, gatewayPackage, "zz_load_pprofhook.go")
+	target := filepath.Join(root, childproc.GatewayPackage, "zz_load_pprofhook.go")
 	overlay := filepath.Join(dir, "overlay.json")
 	body := fmt.Sprintf(`{"Replace": {%q: %q}}`, target, src)
 	return overlay, os.WriteFile(overlay, []byte(body), 0o644)
 }
 
-// repoRoot returns the directory holding go.mod, searching up from the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory: run from the repository or pass --gateway-bin")
-		}
-		dir = parent
-	}
-}
-
-// gatewayProc is a gateway started as a child process.
-type gatewayProc struct {
-	addr      string // Kafka listener
-	pprofAddr string // pprofhook endpoint, "" without the hook
-	cmd       *exec.Cmd
-	out       *tailBuffer
-	done      chan struct{} // closed when the process has exited
-	err       error         // exit status, valid after done
-}
-
-// iggyTarget is the Iggy server and account a started gateway bridges to.
-type iggyTarget struct{ addr, username, password, stream string }
-
-// startGateway starts bin on a free loopback port and waits until it answers. A port picked
-// by listening and closing can be taken before the gateway binds it, so it tries a few times.
-func startGateway(ctx context.Context, bin string, iggy iggyTarget, hook bool, extraEnv []string) (*gatewayProc, error) {
-	var lastErr error
-	for range 3 {
-		g, err := spawnGateway(bin, iggy, hook, extraEnv)
-		if err != nil {
-			return nil, err
-		}
-		if lastErr = g.waitReady(ctx, time.Minute); lastErr == nil {
-			return g, nil
-		}
-		g.stop()
-		lastErr = fmt.Errorf("%v\ngateway output:\n%s", lastErr, g.out.String())
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, lastErr
-}
-
-func spawnGateway(bin string, iggy iggyTarget, hook bool, extraEnv []string) (*gatewayProc, error) {
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		return nil, err
-	}
-	g := &gatewayProc{addr: addr, out: newTailBuffer(64 << 10), done: make(chan struct{})}
-	env := append(baseEnv(),
-		"IGGY_KAFKA_BIND_ADDR="+addr,
-		"IGGY_KAFKA_BRIDGE_ENABLED=true",
-		"IGGY_KAFKA_IGGY_ADDR="+iggy.addr,
-		"IGGY_KAFKA_IGGY_USERNAME="+iggy.username,
-		"IGGY_KAFKA_IGGY_PASSWORD="+iggy.password,
-		"IGGY_KAFKA_IGGY_STREAM="+iggy.stream,
-		"IGGY_KAFKA_LOG_LEVEL=warn",
-	)
+// startGateway starts bin bridged to iggy on a free loopback port, logging warnings only,
+// with extraEnv added, and waits until it answers. With hook, the profiling endpoint gets a
+// free loopback port of its own (Addrs[pprofhook.EnvAddr]).
+func startGateway(ctx context.Context, bin string, iggy childproc.Iggy, hook bool, extraEnv []string) (*childproc.Gateway, error) {
+	cfg := childproc.GatewayConfig{Iggy: iggy, LogLevel: "warn", Env: extraEnv, OutputLimit: 64 << 10}
 	if hook {
-		if g.pprofAddr, err = freeLoopbackAddr(); err != nil {
-			return nil, err
-		}
-		env = append(env, pprofhook.EnvAddr+"="+g.pprofAddr)
+		cfg.AddrEnv = []string{pprofhook.EnvAddr}
+	} else {
+		// An address left in the shell must not turn on a hook linked into --gateway-bin;
+		// --gateway-env, which comes later, may still set one.
+		cfg.Env = append([]string{pprofhook.EnvAddr + "="}, extraEnv...)
 	}
-	g.cmd = exec.Command(bin)
-	g.cmd.Env = append(env, extraEnv...) // later entries win, so --gateway-env overrides
-	g.cmd.Stdout, g.cmd.Stderr = g.out, g.out
-	g.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := g.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start gateway: %w", err)
-	}
-	go func() {
-		g.err = g.cmd.Wait()
-		close(g.done)
-	}()
-	return g, nil
+	return childproc.StartGateway(ctx, bin, cfg, gatewayReady)
 }
 
-// baseEnv is this process's environment without IGGY_KAFKA_* variables (the gateway refuses
-// names it does not know, and a setting left in the shell must not change what is measured).
-func baseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "IGGY_KAFKA_") && !strings.HasPrefix(kv, pprofhook.EnvAddr+"=") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
-func freeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// waitReady waits until the gateway answers ApiVersions, or exits, or timeout passes.
-func (g *gatewayProc) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// gatewayReady waits until the gateway answers ApiVersions, or exits, or a minute passes.
+func gatewayReady(ctx context.Context, g *childproc.Gateway) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := waitKafka(ctx, g.addr, g.done); err != nil {
-		if g.exited() {
-			return fmt.Errorf("gateway exited before it was ready: %v", g.err)
+	if err := waitKafka(ctx, g.Addr, g.Done()); err != nil {
+		if dead, exitErr := g.Exited(); dead {
+			return fmt.Errorf("gateway exited before it was ready: %v", exitErr)
 		}
 		return err
 	}
@@ -206,54 +100,4 @@ func waitKafka(ctx context.Context, addr string, exited <-chan struct{}) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func (g *gatewayProc) pid() int { return g.cmd.Process.Pid }
-
-func (g *gatewayProc) exited() bool {
-	select {
-	case <-g.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM, waits for the drain, then kills. It returns the exit error.
-func (g *gatewayProc) stop() error {
-	if !g.exited() {
-		_ = g.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-g.done:
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
-			<-g.done
-		}
-	}
-	return g.err
-}
-
-// tailBuffer keeps the last bytes a process printed.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }

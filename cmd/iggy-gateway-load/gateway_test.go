@@ -16,12 +16,3 @@ func TestHookImportPath(t *testing.T) {
 		t.Fatalf("pprofhook is %q, hookImportPath says %q", got, hookImportPath)
 	}
 }
-
-func TestTailBufferKeepsTheEnd(t *testing.T) {
-	b := newTailBuffer(8)
-	b.Write([]byte("hello "))
-	b.Write([]byte("world"))
-	if got := b.String(); got != "lo world" {
-		t.Fatalf("tail %q, want %q", got, "lo world")
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 )
 
 // clientPaths are the locations scripts/install-test-deps.sh installs clients to, relative to
@@ -23,7 +25,7 @@ const (
 
 // root is the repository root; scenarios only run when it is found.
 var root = sync.OnceValue(func() string {
-	r, err := repoRoot()
+	r, err := childproc.RepoRoot()
 	if err != nil {
 		panic(err)
 	}

@@ -164,7 +164,7 @@ func franzDecompressionBomb(t *testing.T, env *Env) {
 	topic := own.CreateTopic(t, 1)
 	ctx := ctxFor(t, 60*time.Second)
 	cl := own.Kgo(t)
-	pid := own.gateway.cmd.Process.Pid
+	pid := own.gateway.PID()
 	before := peakRSS(t, pid)
 	bombs := []struct {
 		name  string

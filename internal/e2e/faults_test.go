@@ -19,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 )
 
 // Fault scenarios (TESTING.md layer 6): Iggy connections dropped mid-request, Iggy restarted,
@@ -261,7 +263,7 @@ func (l *ackLog) checkStored(t *testing.T, stored map[partOffset]*kgo.Record) (d
 
 // gatewayLogLines counts the lines containing substr the gateway printed since mark.
 func (e *Env) gatewayLogLines(mark int64, substr string) int {
-	return strings.Count(e.gateway.logs.since(mark), substr)
+	return strings.Count(e.gateway.Output.Since(mark), substr)
 }
 
 // faultIggyDropDuringProduce: an idempotent franz-go producer (acks=all, retries on) writes
@@ -274,7 +276,7 @@ func faultIggyDropDuringProduce(t *testing.T, _ *Env) {
 	ctx := ctxFor(t, 2*time.Minute)
 	producer := env.Kgo(t)
 	log := newAckLog()
-	mark := env.gateway.logs.mark()
+	mark := env.gateway.Output.Mark()
 	const n = 3000
 	done := make(chan struct{})
 	go func() {
@@ -519,13 +521,14 @@ func pythonGatewayKilled(t *testing.T, _ *Env) {
 	beforeKill := p.lines()
 	crash(t, env)
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-time.After(90 * time.Second):
 		t.Fatalf("the librdkafka producer did not finish within 90 s of the gateway's restart")
 	}
 	lines := p.lines()
 	if len(lines) == 0 || lines[len(lines)-1] != "done 0" {
-		t.Fatalf("producer ended with %v and last line %q, want \"done 0\" (every record delivered)", p.err, last(lines))
+		_, exitErr := p.Exited()
+		t.Fatalf("producer ended with %v and last line %q, want \"done 0\" (every record delivered)", exitErr, last(lines))
 	}
 
 	stored := readBack(t, ctx, env, topic)
@@ -678,7 +681,7 @@ func rawProduce(topic, v string) *kmsg.ProduceRequest {
 // port, and that address.
 func metricsEnv(t *testing.T) (setting, addr string) {
 	t.Helper()
-	addr, err := freeLoopbackAddr()
+	addr, err := childproc.FreeLoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -950,7 +953,7 @@ func faultIggyRestart(t *testing.T, _ *Env) {
 	if string(got[0].Value) != "after" || got[0].Offset != 0 {
 		t.Errorf("read %q at offset %d once Iggy is back, want \"after\" at 0 (the restarted in-memory server starts empty)", got[0].Value, got[0].Offset)
 	}
-	if dead, err := env.gateway.exited(); dead {
+	if dead, err := env.gateway.Exited(); dead {
 		t.Errorf("the gateway exited: %v", err)
 	}
 }

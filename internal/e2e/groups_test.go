@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -9,12 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 )
 
 // Consumer-group scenarios that need several members at once: three members split a
@@ -405,12 +407,9 @@ func (m *processMember) leave(t *testing.T) { m.p.stop(t) }
 
 // bgProcess is a client program running in the background while a scenario drives it.
 type bgProcess struct {
-	cmd    *exec.Cmd
-	desc   string
-	stdout *logBuffer
-	stderr *logBuffer
-	done   chan struct{}
-	err    error
+	*childproc.Child
+	desc           string
+	stdout, stderr *childproc.Output
 }
 
 // startBackground starts c without waiting for it. It is killed (with its children) when t
@@ -420,21 +419,17 @@ func startBackground(t *testing.T, c Cmd) *bgProcess {
 	cmd := exec.Command(c.Name, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = append(cmd.Environ(), c.Env...)
-	p := &bgProcess{cmd: cmd, desc: c.String(), stdout: newLogBuffer(4 << 20), stderr: newLogBuffer(1 << 20), done: make(chan struct{})}
+	p := &bgProcess{desc: c.String(), stdout: childproc.NewOutput(4 << 20), stderr: childproc.NewOutput(1 << 20)}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	var err error
+	if p.Child, err = childproc.Start(cmd); err != nil {
 		t.Fatalf("start %s: %v", p.desc, err)
 	}
-	t.Logf("$ %s &  # pid %d", p.desc, cmd.Process.Pid)
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
+	t.Logf("$ %s &  # pid %d", p.desc, p.PID())
 	t.Cleanup(func() {
-		p.kill()
+		p.Kill()
 		if t.Failed() {
-			t.Logf("%s\nstdout:\n%s\nstderr:\n%s", p.desc, indent(p.stdout.since(0)), indent(p.stderr.since(0)))
+			t.Logf("%s\nstdout:\n%s\nstderr:\n%s", p.desc, indent(p.stdout.String()), indent(p.stderr.String()))
 		}
 	})
 	return p
@@ -442,7 +437,7 @@ func startBackground(t *testing.T, c Cmd) *bgProcess {
 
 // lines returns the complete lines printed so far.
 func (p *bgProcess) lines() []string {
-	out := p.stdout.since(0)
+	out := p.stdout.String()
 	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
 		return strings.Split(out[:i], "\n")
 	}
@@ -452,24 +447,11 @@ func (p *bgProcess) lines() []string {
 // stop asks the program to stop as a user would (SIGTERM) and waits for it to exit.
 func (p *bgProcess) stop(t *testing.T) {
 	t.Helper()
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-		t.Logf("%s stopped: %v", p.desc, p.err)
-	case <-time.After(60 * time.Second):
-		p.kill()
-		t.Fatalf("%s did not stop within 60 s of SIGTERM", p.desc)
+	err := p.Stop(60 * time.Second)
+	if errors.Is(err, childproc.ErrNotStopped) {
+		t.Fatalf("%s %v", p.desc, err)
 	}
-}
-
-func (p *bgProcess) kill() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
+	t.Logf("%s stopped: %v", p.desc, err)
 }
 
 // javaStaticMemberRestart: a Java consumer with group.instance.id shares a group with a

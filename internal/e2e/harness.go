@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 )
 
 // kafkaStream is the Iggy stream the harness's gateways map Kafka topics to.
@@ -28,8 +30,8 @@ type Env struct {
 	// APIVersions is the gateway's answer to the harness's ApiVersions probe.
 	APIVersions *kmsg.ApiVersionsResponse
 
-	gateway *gatewayProcess // nil for an external endpoint
-	iggy    *iggyBackend    // nil for an external endpoint
+	gateway *childproc.Gateway // nil for an external endpoint
+	iggy    *iggyBackend       // nil for an external endpoint
 }
 
 // External reports whether the endpoint is not a gateway started by the harness.
@@ -96,7 +98,7 @@ func startSharedEnv() (*Env, error) {
 // startGatewayEnv builds the gateway if needed and starts one bridged to backend.
 func startGatewayEnv(backend *iggyBackend, extraEnv ...string) (*Env, error) {
 	gatewayBuild.once.Do(func() {
-		root, err := repoRoot()
+		root, err := childproc.RepoRoot()
 		if err != nil {
 			gatewayBuild.err = err
 			return
@@ -107,7 +109,7 @@ func startGatewayEnv(backend *iggyBackend, extraEnv ...string) (*Env, error) {
 			return
 		}
 		start := time.Now()
-		gatewayBuild.bin, gatewayBuild.err = buildGateway(root, gatewayBuild.dir)
+		gatewayBuild.bin, gatewayBuild.err = childproc.BuildGateway(context.Background(), root, gatewayBuild.dir, "-race")
 		if gatewayBuild.err == nil {
 			fmt.Printf("e2e: built gateway in %s\n", time.Since(start).Round(time.Millisecond))
 		}
@@ -119,7 +121,7 @@ func startGatewayEnv(backend *iggyBackend, extraEnv ...string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Bootstrap: g.addr, APIVersions: versions, gateway: g, iggy: backend}, nil
+	return &Env{Bootstrap: g.Addr, APIVersions: versions, gateway: g, iggy: backend}, nil
 }
 
 // startOwnGateway starts a second gateway on the shared Iggy backend with extra IGGY_KAFKA_*
@@ -138,10 +140,10 @@ func startOwnGateway(t testing.TB, extraEnv ...string) *Env {
 	// Cleanups run last-in first-out: register the stop first so that watch, which fails t
 	// if the gateway has exited, runs while it is still up.
 	t.Cleanup(func() {
-		if err := env.gateway.stop(); err != nil {
-			t.Errorf("gateway with %v exited with %v\n%s", extraEnv, err, indent(env.gateway.logs.since(0)))
+		if err := env.gateway.Stop(); err != nil {
+			t.Errorf("gateway with %v exited with %v\n%s", extraEnv, err, indent(env.gateway.Output.String()))
 		}
-		if races := env.gateway.logs.raceReports(); races != "" {
+		if races := raceReports(env.gateway.Output); races != "" {
 			t.Errorf("data race in the gateway:\n%s", races)
 		}
 	})
@@ -155,13 +157,13 @@ func (e *Env) watch(t testing.TB) {
 	if e.gateway == nil {
 		return
 	}
-	mark := e.gateway.logs.mark()
+	mark := e.gateway.Output.Mark()
 	t.Cleanup(func() {
-		if dead, err := e.gateway.exited(); dead {
+		if dead, err := e.gateway.Exited(); dead {
 			t.Errorf("the gateway exited during the test: %v", err)
 		}
 		if t.Failed() {
-			t.Logf("gateway output during this test:\n%s", indent(e.gateway.logs.since(mark)))
+			t.Logf("gateway output during this test:\n%s", indent(e.gateway.Output.Since(mark)))
 		}
 	})
 }
@@ -171,10 +173,10 @@ func (e *Env) watch(t testing.TB) {
 func stopShared() string {
 	var problems []string
 	if env := shared.env; env != nil && env.gateway != nil {
-		if err := env.gateway.stop(); err != nil {
-			problems = append(problems, fmt.Sprintf("gateway exited with %v; output:\n%s", err, indent(env.gateway.logs.since(0))))
+		if err := env.gateway.Stop(); err != nil {
+			problems = append(problems, fmt.Sprintf("gateway exited with %v; output:\n%s", err, indent(env.gateway.Output.String())))
 		}
-		if races := env.gateway.logs.raceReports(); races != "" {
+		if races := raceReports(env.gateway.Output); races != "" {
 			problems = append(problems, "data race in the gateway:\n"+races)
 		}
 		env.iggy.close()

@@ -3,34 +3,19 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 )
 
-func TestLogBufferKeepsTailAndPositions(t *testing.T) {
-	b := newLogBuffer(8)
-	b.Write([]byte("abcd"))
-	mark := b.mark()
-	b.Write([]byte("efgh"))
-	if got := b.since(mark); got != "efgh" {
-		t.Errorf("since(mark) = %q, want efgh", got)
-	}
-	b.Write([]byte("ijkl")) // drops abcd
-	if got := b.since(mark); got != "efghijkl" {
-		t.Errorf("since(mark) after overflow = %q, want efghijkl", got)
-	}
-	if got := b.since(0); !strings.HasPrefix(got, "[... 4 earlier bytes dropped ...]\n") || !strings.HasSuffix(got, "efghijkl") {
-		t.Errorf("since(0) = %q, want a drop notice then efghijkl", got)
-	}
-}
-
-func TestLogBufferRaceReports(t *testing.T) {
-	b := newLogBuffer(1 << 10)
-	b.Write([]byte("start\n==================\nWARNING: DATA RACE\nWrite at 0x1 by goroutine 7:\n==================\nafter\n"))
-	got := b.raceReports()
+func TestRaceReports(t *testing.T) {
+	out := childproc.NewOutput(1 << 10)
+	out.Write([]byte("start\n==================\nWARNING: DATA RACE\nWrite at 0x1 by goroutine 7:\n==================\nafter\n"))
+	got := raceReports(out)
 	if !strings.HasPrefix(got, "WARNING: DATA RACE\n") || strings.Contains(got, "after") || strings.Contains(got, "start") {
 		t.Errorf("raceReports = %q", got)
 	}
-	if newLogBuffer(10).raceReports() != "" {
-		t.Error("race report from an empty buffer")
+	if raceReports(childproc.NewOutput(10)) != "" {
+		t.Error("race report from an empty output")
 	}
 }
 

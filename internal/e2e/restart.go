@@ -1,9 +1,10 @@
 package e2e
 
 import (
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 )
 
 // startRestartableEnv starts a gateway for a scenario that restarts it, on an Iggy backend of
@@ -47,16 +48,15 @@ func (e *Env) restart(t *testing.T) {
 func (e *Env) kill(t *testing.T) {
 	t.Helper()
 	g := e.gateway
-	if err := syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	if err := g.Kill(); err != nil {
 		t.Fatalf("SIGKILL the gateway: %v", err)
 	}
-	<-g.done
-	if races := g.logs.raceReports(); races != "" {
+	if races := raceReports(g.Output); races != "" {
 		t.Errorf("data race in the gateway:\n%s", races)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("output of the gateway killed with SIGKILL:\n%s", indent(g.logs.since(0)))
+			t.Logf("output of the gateway killed with SIGKILL:\n%s", indent(g.Output.String()))
 		}
 	})
 }
@@ -66,13 +66,13 @@ func (e *Env) kill(t *testing.T) {
 // bootstrap address.
 func (e *Env) startAgain(t *testing.T) {
 	t.Helper()
-	g, err := spawnGateway(gatewayBuild.bin, e.gateway.addr, e.iggy.target, nil)
+	g, err := childproc.SpawnGateway(gatewayBuild.bin, e.gateway.Addr, gatewayConfig(e.iggy.target, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.gateway = g
-	if _, err := g.waitReady(60 * time.Second); err != nil {
-		t.Fatalf("gateway after restart: %v\n%s", err, indent(g.logs.since(0)))
+	if _, err := waitReady(g, 60*time.Second); err != nil {
+		t.Fatalf("gateway after restart: %v\n%s", err, indent(g.Output.String()))
 	}
 }
 
@@ -81,16 +81,16 @@ func (e *Env) startAgain(t *testing.T) {
 func (e *Env) stopGateway(t *testing.T) {
 	t.Helper()
 	g := e.gateway
-	if dead, _ := g.exited(); dead {
+	if dead, _ := g.Exited(); dead {
 		return
 	}
-	if err := g.stop(); err != nil {
+	if err := g.Stop(); err != nil {
 		t.Errorf("gateway exited with %v", err)
 	}
-	if races := g.logs.raceReports(); races != "" {
+	if races := raceReports(g.Output); races != "" {
 		t.Errorf("data race in the gateway:\n%s", races)
 	}
 	if t.Failed() {
-		t.Logf("gateway output:\n%s", indent(g.logs.since(0)))
+		t.Logf("gateway output:\n%s", indent(g.Output.String()))
 	}
 }
