@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,24 +19,8 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // freeAddr reserves a loopback port and releases it for the code under test.
 func freeAddr(t *testing.T) string {
@@ -54,13 +37,13 @@ func freeAddr(t *testing.T) string {
 type process struct {
 	cancel context.CancelFunc
 	done   chan int
-	logs   *syncBuffer
+	logs   *testutil.SyncBuffer
 }
 
 func start(t *testing.T, args []string, env ...string) *process {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &process{cancel: cancel, done: make(chan int, 1), logs: &syncBuffer{}}
+	p := &process{cancel: cancel, done: make(chan int, 1), logs: &testutil.SyncBuffer{}}
 	go func() { p.done <- run(ctx, args, env, &bytes.Buffer{}, p.logs) }()
 	t.Cleanup(func() {
 		cancel()
@@ -289,7 +272,7 @@ func TestBinarySignalsAndExitCodes(t *testing.T) {
 	}
 	kafkaAddr := freeAddr(t)
 	cmd := exec.Command(bin, "--dev", "--dev-iggy-addr=127.0.0.1:0", "--bind-addr="+kafkaAddr)
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	cmd.Env = os.Environ()
 	if err := cmd.Start(); err != nil {
