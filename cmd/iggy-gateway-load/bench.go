@@ -261,7 +261,7 @@ func (b *bench) measure(ctx context.Context, n int, l leg) *legResult {
 	r.ToolCPU = selfCPU() - self0
 	if gw {
 		cpu1, err1 := procCPU(b.gwPID)
-		rss, err2 := procPeakRSS(b.gwPID)
+		rss, err2 := childproc.PeakRSS(b.gwPID)
 		if err := errors.Join(err1, err2); err != nil {
 			fmt.Fprintf(b.progress, "  gateway CPU/RSS not measured: %v\n", err)
 		} else {

@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
 
@@ -164,8 +161,7 @@ func franzDecompressionBomb(t *testing.T, env *Env) {
 	topic := own.CreateTopic(t, 1)
 	ctx := ctxFor(t, 60*time.Second)
 	cl := own.Kgo(t)
-	pid := own.gateway.PID()
-	before := peakRSS(t, pid)
+	before := peakRSS(t, own.gateway)
 	bombs := []struct {
 		name  string
 		codec int16
@@ -193,7 +189,7 @@ func franzDecompressionBomb(t *testing.T, env *Env) {
 			t.Errorf("%s (%d bytes): error %v, want MESSAGE_TOO_LARGE", b.name, len(rp.Records), kerr.ErrorForCode(code))
 		}
 	}
-	after := peakRSS(t, pid)
+	after := peakRSS(t, own.gateway)
 	t.Logf("gateway peak RSS %d MiB before the bombs, %d MiB after (budget %d MiB, race detector on)", before>>20, after>>20, bombBudget>>20)
 	// The race detector's shadow memory multiplies what the decoder touches; the bound is
 	// still far below the 1 GiB the bombs inflate to.
@@ -212,25 +208,14 @@ func franzDecompressionBomb(t *testing.T, env *Env) {
 	}
 }
 
-// peakRSS reads a process's peak resident set size (VmHWM) from /proc.
-func peakRSS(t *testing.T, pid int) int64 {
+// peakRSS is the gateway's peak resident set size so far.
+func peakRSS(t *testing.T, g *childproc.Gateway) int64 {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	rss, err := childproc.PeakRSS(g.PID())
 	if err != nil {
 		t.Fatalf("peak RSS of the gateway: %v", err)
 	}
-	defer f.Close()
-	for s := bufio.NewScanner(f); s.Scan(); {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("VmHWM line %q: %v", s.Text(), err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc status")
-	return 0
+	return rss
 }
 
 // compressedBatch frames an already compressed records section as a one-record v2 batch.
