@@ -36,7 +36,7 @@ func TestFaults(t *testing.T) {
 		{Name: "fault-iggy-drop-during-consume", Needs: groupDataNeeds, Run: faultIggyDropDuringConsume},
 		{Name: "fault-gateway-sigkill-mid-produce", Needs: groupDataNeeds, Run: faultGatewayKilled},
 		{Name: "fault-client-disconnect-mid-fetch", Needs: faultProduceNeeds, Run: faultDisconnectMidFetch},
-		{Name: "fault-disconnect-releases-parked-requests", Needs: append(groupDataNeeds, FeatureDisconnectRelease),
+		{Name: "fault-disconnect-releases-parked-requests", Needs: groupDataNeeds,
 			Run: faultDisconnectReleasesParked},
 		{Name: "fault-iggy-restart", Needs: faultProduceNeeds, Run: faultIggyRestart},
 	})

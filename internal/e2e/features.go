@@ -40,20 +40,13 @@ const (
 	FeatureGroupAdmin Feature = "group-admin"
 	// StaticMembership: group.instance.id honoured (issue 5).
 	FeatureStaticMembership Feature = "static-membership"
-	// DisconnectRelease: a request parked for a client (a Fetch waiting for data, a JoinGroup
-	// waiting for a rebalance) ends as soon as the client closes its connection.
-	FeatureDisconnectRelease Feature = "disconnect-release"
 )
 
 // pendingFeatures lists the gateway features that have not landed yet, with the reason shown
 // when a scenario needing one is skipped. This map is the only place where scenarios are
 // gated: remove an entry when its feature lands, and every scenario that needs it runs (and
 // must pass) from then on.
-var pendingFeatures = map[Feature]string{
-	FeatureDisconnectRelease: "gateway bug: a request parked for a client that closed its connection runs until its wait " +
-		"ends (Fetch: max_wait, up to 18 s; JoinGroup: the rebalance timeout, 5 min for Java): internal/listener/conn.go " +
-		"serve() cancels the connection context only after writeLoop returns, and writeLoop waits for every slot's handler",
-}
+var pendingFeatures = map[Feature]string{}
 
 // runPending reports whether pending scenarios run anyway (IGGYGW_E2E_RUN_PENDING=1), to see
 // which of them already pass.

@@ -44,6 +44,10 @@ type conn struct {
 
 	opened   time.Time
 	requests int
+	// peerGone is set by the reader when the client closed the connection or stopped sending:
+	// nobody will read the answers of requests still in progress, so they are cancelled at
+	// once instead of holding a parked JoinGroup or a long-poll Fetch to the end of its wait.
+	peerGone bool
 }
 
 // slot is one request's place in the response order.
@@ -93,6 +97,9 @@ func (c *conn) serve() {
 	go c.writeLoop()
 	reason := c.readLoop()
 	close(c.slots)
+	if c.peerGone {
+		c.cancel()
+	}
 	<-c.writerDone
 	c.nc.Close()
 	c.cancel()
@@ -269,6 +276,7 @@ func (c *conn) readError(err error, timeoutReason string) string {
 		return c.stopReason()
 	default:
 	}
+	c.peerGone = true
 	switch {
 	case errors.Is(err, io.EOF):
 		return "client closed the connection"

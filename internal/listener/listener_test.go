@@ -529,3 +529,30 @@ func TestLibrdkafkaAllTopicsMetadataIsAccepted(t *testing.T) {
 		t.Fatalf("decoded topics %v auto-create %v, want all topics without auto-creation", req.Topics, req.AllowAutoTopicCreation)
 	}
 }
+
+// A request still in progress when its client goes away is cancelled at once: nobody will read
+// its answer, and a parked JoinGroup or long-poll Fetch must not hold the connection's
+// goroutines to the end of its wait.
+func TestClientCloseCancelsRequestsInProgress(t *testing.T) {
+	parked := make(chan struct{})
+	released := make(chan struct{})
+	d := routes{60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		close(parked)
+		select {
+		case <-ctx.Done():
+			close(released)
+		case <-time.After(time.Minute):
+		}
+		return req.ResponseKind(), nil
+	}}}}
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+	<-parked
+	c.nc.Close()
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request in progress was not cancelled when its client closed the connection")
+	}
+}
