@@ -56,6 +56,55 @@ type dataPlane struct {
 	probes  map[topicmap.Target]*probe
 	corrupt map[corruptKey]struct{}
 	decodes chan struct{} // one token per Produce request decoding its records
+	lanes   map[laneKey]*sendTurn
+}
+
+// laneKey names the writes of one client connection to one partition.
+type laneKey struct {
+	conn uint64
+	part partKey
+}
+
+// sendTurn is one send's place on its lane: the sends of a connection to a partition are
+// made one after the other, in the order they were queued (request order, as the listener
+// starts Produce requests in order). A lane exists while it has sends queued.
+type sendTurn struct {
+	d    *dataPlane
+	key  laneKey
+	prev chan struct{} // closed when the previous send on the lane is done
+	done chan struct{}
+}
+
+// queueSend queues a send of connection conn to partition k behind the ones queued before.
+// The caller must call finish on the turn once the send is done (or given up).
+func (d *dataPlane) queueSend(conn uint64, k partKey) *sendTurn {
+	key := laneKey{conn: conn, part: k}
+	t := &sendTurn{d: d, key: key, prev: noWait, done: make(chan struct{})}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if last := d.lanes[key]; last != nil {
+		t.prev = last.done
+	}
+	if d.lanes == nil {
+		d.lanes = make(map[laneKey]*sendTurn)
+	}
+	d.lanes[key] = t
+	return t
+}
+
+var noWait = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
+// wait returns when every send queued before this one on its lane is done.
+func (t *sendTurn) wait() { <-t.prev }
+
+// finish lets the next send on the lane go, and drops the lane when this was its last send.
+func (t *sendTurn) finish() {
+	close(t.done)
+	t.d.mu.Lock()
+	defer t.d.mu.Unlock()
+	if t.d.lanes[t.key] == t {
+		delete(t.d.lanes, t.key)
+	}
 }
 
 // acquireDecode waits for one of a bounded number of Produce decode slots (at least 4, one

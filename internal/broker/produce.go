@@ -19,10 +19,11 @@ import (
 
 func init() {
 	// No INVALID_REQUEST answer: with acks=0 the client reads no response, so an undecodable
-	// Produce closes the connection. Not concurrent: two Produce requests of one connection
-	// must reach a partition in order. The frame is reusable: records are copied into the
-	// Iggy batches, which are sent before the handler returns.
-	register(kmsg.Produce, route{serve: typed((*Broker).produce), frameReusable: true})
+	// Produce closes the connection. Pipelined: two Produce requests of one connection must
+	// reach a partition in order, which the per-partition send lanes keep (writeProduce), so
+	// the next request may be converted while this one's sends are in flight. The frame is
+	// reusable: records are copied into the Iggy batches, sent before the handler returns.
+	register(kmsg.Produce, route{serve: typed((*Broker).produce), pipelined: true, frameReusable: true})
 }
 
 const (
@@ -45,6 +46,7 @@ type producePart struct {
 	key   partKey
 	kafka string // topic name, for cache invalidation and logs
 	batch *iggy.Batch
+	turn  *sendTurn // its place on the connection's lane to the partition
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
@@ -98,13 +100,27 @@ func setProduceError(resp *kmsg.ProduceResponse, code int16) {
 }
 
 // writeProduce converts every partition first, so that refusals (transactional batches,
-// corrupt or oversized data) are decided before anything is written, then sends the
-// partitions in parallel.
+// corrupt or oversized data) are decided before anything is written, then queues each
+// partition's send on the connection's lane to that partition, in request order, and sends
+// the partitions in parallel. Once the sends are queued, the next Produce request of the
+// connection may start (listener.Started): its sends queue behind these, so every partition
+// still receives the connection's writes in request order.
 func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) {
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 	if timeout <= 0 || timeout > maxProduceTimeout {
 		timeout = maxProduceTimeout
 	}
+	ready := b.convertProduce(ctx, timeout, cc, req, resp)
+	for i := range ready {
+		ready[i].turn = b.data.queueSend(cc.ID, ready[i].key)
+	}
+	listener.Started(ctx)
+	b.sendAll(ctx, timeout, cc, ready)
+}
+
+// convertProduce converts the partitions of req that can be written into Iggy batches, within
+// timeout, and answers the others in resp.
+func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse) []producePart {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -117,7 +133,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 	if err != nil {
 		setProduceError(resp, dataErrorCode(err, false))
 		b.log.Warn("produce: no decode slot before the timeout", "conn", cc.ID, "client_id", cc.ClientID(), "err", err)
-		return
+		return nil
 	}
 	conv := converterPool.Get().(*converter)
 	defer converterPool.Put(conv)
@@ -146,7 +162,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 		}
 	}
 	release()
-	b.sendAll(ctx, cc, ready)
+	return ready
 }
 
 // resolveForProduce finds the Iggy topic of a Produce topic. A partition index past the cached
@@ -175,27 +191,42 @@ func (b *Broker) resolveForProduce(ctx context.Context, cc *listener.ConnContext
 	return r.Target, r.Partitions, 0
 }
 
-// sendAll sends the ready partitions, up to maxParallelSends at once over the Iggy pool.
-func (b *Broker) sendAll(ctx context.Context, cc *listener.ConnContext, parts []producePart) {
+// sendAll sends the queued partitions, up to maxParallelSends at once over the Iggy pool,
+// each once the connection's earlier sends to its partition are done, and returns when all
+// are done.
+func (b *Broker) sendAll(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, parts []producePart) {
 	if len(parts) == 1 {
-		b.send(ctx, cc, &parts[0])
+		b.sendInTurn(ctx, timeout, cc, &parts[0])
 		return
 	}
 	sem := make(chan struct{}, maxParallelSends)
 	var wg sync.WaitGroup
 	for i := range parts {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(p *producePart) {
-			defer func() { <-sem; wg.Done() }()
-			b.send(ctx, cc, p)
-		}(&parts[i])
+		p := &parts[i]
+		wg.Go(func() {
+			defer p.turn.finish()
+			p.turn.wait()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			b.send(ctx, timeout, cc, p)
+		})
 	}
 	wg.Wait()
 }
 
-// send writes one partition and fills in its answer.
-func (b *Broker) send(ctx context.Context, cc *listener.ConnContext, p *producePart) {
+func (b *Broker) sendInTurn(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, p *producePart) {
+	defer p.turn.finish()
+	p.turn.wait()
+	b.send(ctx, timeout, cc, p)
+}
+
+// send writes one partition within timeout, counted from its turn, and fills in its answer.
+// The wait for its turn is not bounded by the request's timeout: it is bounded by the earlier
+// sends' own timeouts, and giving up on the turn would let a later request's write to the
+// partition overtake this one.
+func (b *Broker) send(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, p *producePart) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	n, size := p.batch.Len(), p.batch.Size()
 	conf, err := b.iggy.SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
 	putBatch(p.batch)
