@@ -112,10 +112,11 @@ func (b *Broker) bind(r route) listener.Handler {
 		Serve: func(ctx context.Context, cc *listener.ConnContext, req kmsg.Request) (kmsg.Response, error) {
 			return serve(b, ctx, cc, req)
 		},
-		Concurrent:     r.concurrent,
-		Pipelined:      r.pipelined,
-		FrameReusable:  r.frameReusable,
-		InvalidRequest: r.invalid,
+		Concurrent:       r.concurrent,
+		Pipelined:        r.pipelined,
+		FrameReusable:    r.frameReusable,
+		AbandonedOnClose: r.abandonedOnClose,
+		InvalidRequest:   r.invalid,
 	}
 }
 

@@ -28,7 +28,8 @@
 //
 // TestEveryListedAPIHasAHandler fails when the table and the registry disagree. Mark a route
 // concurrent only when the handler has no effect a later request on the same connection could
-// observe (see the ordering rules in internal/listener).
+// observe (see the ordering rules in internal/listener), and abandonedOnClose only when it does
+// nothing but wait on the client's behalf (long-poll Fetch, parked JoinGroup/SyncGroup).
 //
 // # Without the bridge
 //

@@ -21,8 +21,9 @@ func init() {
 	// Concurrent: a Fetch changes nothing, so consecutive fetches of a connection may wait
 	// together; a later Produce still waits for them (and a Fetch after a Produce sees it).
 	register(kmsg.Fetch, route{
-		serve:      typed((*Broker).fetch),
-		concurrent: true,
+		serve:            typed((*Broker).fetch),
+		concurrent:       true,
+		abandonedOnClose: true,
 		invalid: func(req kmsg.Request) kmsg.Response {
 			if req.GetVersion() < 7 {
 				return nil // no top-level error field before v7: close

@@ -11,7 +11,8 @@ import (
 
 func init() {
 	register(kmsg.JoinGroup, route{
-		serve: typed((*Broker).joinGroup),
+		serve:            typed((*Broker).joinGroup),
+		abandonedOnClose: true,
 		invalid: func(req kmsg.Request) kmsg.Response {
 			resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 			resp.ErrorCode = kerr.InvalidRequest.Code

@@ -15,10 +15,11 @@ type serveFunc func(b *Broker, ctx context.Context, cc *listener.ConnContext, re
 // route is how one API key is served.
 type route struct {
 	serve serveFunc
-	// concurrent, pipelined, frameReusable: see listener.Handler.
-	concurrent    bool
-	pipelined     bool
-	frameReusable bool
+	// concurrent, pipelined, frameReusable, abandonedOnClose: see listener.Handler.
+	concurrent       bool
+	pipelined        bool
+	frameReusable    bool
+	abandonedOnClose bool
 	// invalid builds the INVALID_REQUEST answer for an undecodable request; nil closes.
 	invalid func(req kmsg.Request) kmsg.Response
 }

@@ -11,7 +11,8 @@ import (
 
 func init() {
 	register(kmsg.SyncGroup, route{
-		serve: typed((*Broker).syncGroup),
+		serve:            typed((*Broker).syncGroup),
+		abandonedOnClose: true,
 		invalid: func(req kmsg.Request) kmsg.Response {
 			resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 			resp.ErrorCode = kerr.InvalidRequest.Code

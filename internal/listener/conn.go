@@ -28,6 +28,9 @@ type conn struct {
 
 	ctx    context.Context // cancelled when the connection is torn down
 	cancel context.CancelFunc
+	// waitCtx is ctx for AbandonedOnClose handlers, also cancelled when the client is gone.
+	waitCtx    context.Context
+	waitCancel context.CancelFunc
 
 	slots    chan *slot    // requests in arrival order, to the writer
 	sem      chan struct{} // one token per request read and not yet answered
@@ -45,8 +48,9 @@ type conn struct {
 	opened   time.Time
 	requests int
 	// peerGone is set by the reader when the client closed the connection or stopped sending:
-	// nobody will read the answers of requests still in progress, so they are cancelled at
-	// once instead of holding a parked JoinGroup or a long-poll Fetch to the end of its wait.
+	// nobody will read the answers of requests still in progress, so those that only wait on
+	// its behalf (AbandonedOnClose) are cancelled at once instead of holding a parked
+	// JoinGroup or a long-poll Fetch to the end of its wait.
 	peerGone bool
 }
 
@@ -73,6 +77,7 @@ func (sl *slot) markStarted() { sl.startOnce.Do(func() { close(sl.started) }) }
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
+	waitCtx, waitCancel := context.WithCancel(ctx)
 	cc := &ConnContext{ID: s.nextID.Add(1), Listener: s.cfg.Name, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()}
 	inflight := max(s.cfg.MaxInFlight, 1)
 	return &conn{
@@ -80,6 +85,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		log:        s.log.With("conn", cc.ID, "remote", nc.RemoteAddr().String()),
 		ctx:        ctx,
 		cancel:     cancel,
+		waitCtx:    waitCtx,
+		waitCancel: waitCancel,
 		slots:      make(chan *slot, inflight),
 		sem:        make(chan struct{}, inflight),
 		drainCh:    make(chan struct{}),
@@ -98,7 +105,7 @@ func (c *conn) serve() {
 	reason := c.readLoop()
 	close(c.slots)
 	if c.peerGone {
-		c.cancel()
+		c.waitCancel()
 	}
 	<-c.writerDone
 	c.nc.Close()
@@ -294,6 +301,9 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 	defer c.handlers.Done()
 	defer close(sl.done)
 	ctx := c.ctx
+	if sl.r.h.AbandonedOnClose {
+		ctx = c.waitCtx
+	}
 	if sl.started != nil {
 		defer sl.markStarted() // before done, at the latest
 		ctx = context.WithValue(ctx, startKey{}, sl)

@@ -37,6 +37,11 @@ type Handler struct {
 	// Undecoded handlers get a request whose version is set but whose header (after the
 	// correlation id) and body are not decoded.
 	Undecoded bool
+	// AbandonedOnClose handlers only wait on the client's behalf (a long-poll Fetch, a
+	// JoinGroup or SyncGroup parked for a rebalance): their context is cancelled as soon as the
+	// client closes the connection. Every other request already read runs to completion, as
+	// in Kafka, so that, say, an acks=0 Produce sent just before closing is still written.
+	AbandonedOnClose bool
 }
 
 // Dispatcher routes requests. Lookup reports whether key at version is served on cc.

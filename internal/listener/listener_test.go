@@ -530,29 +530,36 @@ func TestLibrdkafkaAllTopicsMetadataIsAccepted(t *testing.T) {
 	}
 }
 
-// A request still in progress when its client goes away is cancelled at once: nobody will read
-// its answer, and a parked JoinGroup or long-poll Fetch must not hold the connection's
-// goroutines to the end of its wait.
-func TestClientCloseCancelsRequestsInProgress(t *testing.T) {
-	parked := make(chan struct{})
-	released := make(chan struct{})
-	d := routes{60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
-		close(parked)
+// When the client goes away, a request that only waits on its behalf (AbandonedOnClose) is
+// cancelled at once, so a parked JoinGroup or long-poll Fetch does not hold the connection's
+// goroutines to the end of its wait; any other request already read still runs to completion
+// (an acks=0 Produce sent just before closing is written, as in Kafka).
+func TestClientCloseAbandonsOnlyWaitingRequests(t *testing.T) {
+	for _, abandoned := range []bool{true, false} {
+		parked := make(chan struct{})
+		cancelled := make(chan bool, 1)
+		d := routes{60: {0, 1, Handler{AbandonedOnClose: abandoned, Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+			close(parked)
+			select {
+			case <-ctx.Done():
+				cancelled <- true
+			case <-time.After(300 * time.Millisecond):
+				cancelled <- false
+			}
+			return req.ResponseKind(), nil
+		}}}}
+		s := startServer(t, d, nil)
+		c := dial(t, s.addr)
+		c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+		<-parked
+		c.nc.Close()
 		select {
-		case <-ctx.Done():
-			close(released)
-		case <-time.After(time.Minute):
+		case got := <-cancelled:
+			if got != abandoned {
+				t.Fatalf("AbandonedOnClose=%v: cancelled=%v when the client closed", abandoned, got)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("AbandonedOnClose=%v: the handler never finished", abandoned)
 		}
-		return req.ResponseKind(), nil
-	}}}}
-	s := startServer(t, d, nil)
-	c := dial(t, s.addr)
-	c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
-	<-parked
-	c.nc.Close()
-	select {
-	case <-released:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the request in progress was not cancelled when its client closed the connection")
 	}
 }
