@@ -82,8 +82,9 @@ failed, **FAIL** = a scenario failed, **pending** = the scenarios exist but are 
 ` + "`pendingFeatures`" + ` in ` + "`internal/e2e/features.go`" + ` (a gateway feature not landed yet, or a known
 gateway bug; the reason is in the scenario list below), **not tested** = no scenario yet. Scenarios assert the data that comes back (keys, values, headers, timestamps,
 offsets), not exit codes. "idempotence" means the client's idempotent producer works against the
-gateway (InitProducerId and sequenced batches accepted); retry deduplication needs
-` + "`IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true`" + ` and is tested with the gateway's own tests.
+gateway (InitProducerId and sequenced batches accepted). The gateway does not deduplicate
+retried batches yet (` + "`IGGY_KAFKA_IDEMPOTENT_PRODUCERS`" + ` is refused at startup), so delivery is
+at-least-once: a retry after a lost acknowledgement can store a batch twice.
 
 `)
 	table := ReportTable(rs)
