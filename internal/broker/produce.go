@@ -196,27 +196,26 @@ func (b *Broker) resolveForProduce(ctx context.Context, cc *listener.ConnContext
 // are done.
 func (b *Broker) sendAll(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, parts []producePart) {
 	if len(parts) == 1 {
-		b.sendInTurn(ctx, timeout, cc, &parts[0])
+		b.sendInTurn(ctx, timeout, cc, &parts[0], nil)
 		return
 	}
 	sem := make(chan struct{}, maxParallelSends)
 	var wg sync.WaitGroup
 	for i := range parts {
-		p := &parts[i]
-		wg.Go(func() {
-			defer p.turn.finish()
-			p.turn.wait()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			b.send(ctx, timeout, cc, p)
-		})
+		wg.Go(func() { b.sendInTurn(ctx, timeout, cc, &parts[i], sem) })
 	}
 	wg.Wait()
 }
 
-func (b *Broker) sendInTurn(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, p *producePart) {
+// sendInTurn waits for p's turn on its lane, sends it (holding a slot of sem, when given) and
+// then lets the lane go on.
+func (b *Broker) sendInTurn(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, p *producePart, sem chan struct{}) {
 	defer p.turn.finish()
 	p.turn.wait()
+	if sem != nil {
+		sem <- struct{}{}
+		defer func() { <-sem }()
+	}
 	b.send(ctx, timeout, cc, p)
 }
 
