@@ -14,9 +14,10 @@ import (
 // The frame checksums (header, block and content) are not verified. Every byte of the
 // frame is already covered by the batch's CRC32C, checked before decompression, so damage in
 // transit or in the client's buffers is caught there; a content checksum would add a check
-// of the producer's compressor only, which Kafka's own reader did not verify before 4.x
-// either. The structure is checked in full: magic, version and reserved bits, block sizes
-// against the declared maximum and the input, the declared content size, the end mark.
+// of the producer's compressor only, which Kafka's own reader long left unverified (a TODO
+// in KafkaLZ4BlockInputStream; recent versions check it). The structure is checked in full:
+// magic, version and reserved bits, block sizes against the declared maximum and the input,
+// the declared content size, the end mark.
 
 const (
 	lz4Magic          = 0x184D2204
