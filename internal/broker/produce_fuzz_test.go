@@ -6,6 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 // FuzzProduceConvert feeds arbitrary bytes as the records of a Produce partition to the
@@ -19,7 +21,7 @@ func FuzzProduceConvert(f *testing.F) {
 	f.Add(int16(9), produceBatch(f, 4, values, zstdBody))
 	f.Add(int16(6), produceBatch(f, 4, values, zstdBody))
 	f.Add(int16(9), append(produceBatch(f, 0, values, nil), produceBatch(f, 0x10, values, nil)...))
-	f.Add(int16(9), frameBatch(4, 0, 1, zstdRLEBomb(64)))
+	f.Add(int16(9), frameBatch(4, 0, 1, testutil.ZstdRLEBomb(64)))
 	const budget = 1 << 20
 	f.Fuzz(func(t *testing.T, version int16, records []byte) {
 		var c converter

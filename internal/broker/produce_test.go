@@ -20,6 +20,8 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 // edgeRecords are records whose storage takes every path of the mapping: null and empty keys
@@ -389,7 +391,7 @@ func TestProduceDecompressionBomb(t *testing.T) {
 	g := startGateway(t, gatewayOpts{bridge: true, env: []string{fmt.Sprintf("IGGY_KAFKA_MAX_FRAME_SIZE=%d", budget)}})
 	g.mkTopic("kafka", "bomb", 1)
 	bombs := map[string][]byte{
-		"zstd 1 GiB of RLE blocks": zstdRLEBomb(8192),
+		"zstd 1 GiB of RLE blocks": testutil.ZstdRLEBomb(8192),
 		"gzip 64 MiB":              gzipBody(make([]byte, 64<<20)),
 	}
 	for name, body := range bombs {
@@ -415,20 +417,6 @@ func TestProduceDecompressionBomb(t *testing.T) {
 	if hw := g.hw(t, "bomb", 0); hw != 2 {
 		t.Errorf("partition holds %d messages, want only the 2 warm-up records", hw)
 	}
-}
-
-// zstdRLEBomb is a zstd frame of blocks RLE blocks, each 128 KiB of zeros from four bytes:
-// 8192 blocks (32 KiB) inflate to 1 GiB.
-func zstdRLEBomb(blocks int) []byte {
-	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38}
-	for i := range blocks {
-		h := uint32(128<<10)<<3 | 1<<1
-		if i == blocks-1 {
-			h |= 1
-		}
-		b = append(b, byte(h), byte(h>>8), byte(h>>16), 0)
-	}
-	return b
 }
 
 // A bounded number of Produce requests decode at once; one that finds no slot before its

@@ -16,6 +16,8 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 // The data path seen from both sides: what a Kafka producer writes is native Iggy data, what a
@@ -167,8 +169,8 @@ func franzDecompressionBomb(t *testing.T, env *Env) {
 		codec int16
 		body  []byte
 	}{
-		{"zstd frame declaring 1 GiB", 4, zstdDeclaredBomb()},
-		{"zstd RLE blocks inflating to 1 GiB", 4, zstdRLEBomb(8192)},
+		{"zstd frame declaring 1 GiB", 4, testutil.ZstdDeclaredBomb()},
+		{"zstd RLE blocks inflating to 1 GiB", 4, testutil.ZstdRLEBomb(8192)},
 		{"gzip of 64 MiB of zeros", 1, gzipZeros(64 << 20)},
 	}
 	for _, b := range bombs {
@@ -228,34 +230,6 @@ func compressedBatch(codec int16, body []byte) []byte {
 	raw := b.AppendTo(nil)
 	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return raw
-}
-
-// zstdRLEBomb is a zstd frame of RLE blocks, each 128 KiB of zeros from four bytes: 8192
-// blocks (32 KiB) inflate to 1 GiB.
-func zstdRLEBomb(blocks int) []byte {
-	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38} // magic, no content size, 128 KiB window
-	for i := range blocks {
-		h := uint32(128<<10)<<3 | 1<<1 // RLE block of 128 KiB
-		if i == blocks-1 {
-			h |= 1 // last block
-		}
-		b = append(b, byte(h), byte(h>>8), byte(h>>16), 0)
-	}
-	return b
-}
-
-// zstdDeclaredBomb is about 1 KiB of zstd whose frame header declares 1 GiB of content.
-func zstdDeclaredBomb() []byte {
-	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x38} // magic, 8-byte content size, 128 KiB window
-	b = binary.LittleEndian.AppendUint64(b, 1<<30)
-	for i := range 250 {
-		h := uint32(128<<10)<<3 | 1<<1
-		if i == 249 {
-			h |= 1
-		}
-		b = append(b, byte(h), byte(h>>8), byte(h>>16), 0)
-	}
-	return b
 }
 
 func gzipZeros(n int) []byte {

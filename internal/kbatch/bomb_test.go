@@ -6,6 +6,8 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 // Decompression bombs: small inputs that inflate (or declare that they inflate) far past the
@@ -17,35 +19,6 @@ const (
 	// state, and far below what any bomb below would inflate to.
 	allocLimit = 16 << 20
 )
-
-// zstdRLEBomb is a hand-built zstd frame of n RLE blocks, each 128 KiB of zeros from four
-// bytes of input: 8192 blocks (32 KiB) inflate to 1 GiB.
-func zstdRLEBomb(blocks int) []byte {
-	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38} // magic, no content size, 128 KiB window
-	for i := range blocks {
-		h := uint32(128<<10)<<3 | 1<<1 // RLE block of 128 KiB
-		if i == blocks-1 {
-			h |= 1 // last block
-		}
-		b = append(b, byte(h), byte(h>>8), byte(h>>16), 0)
-	}
-	return b
-}
-
-// zstdDeclaredBomb declares a 1 GiB frame content size in about 1 KiB of input.
-func zstdDeclaredBomb() []byte {
-	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xc0} // magic, 8-byte content size, not single segment
-	b = append(b, 0x38)                       // 128 KiB window
-	b = binary.LittleEndian.AppendUint64(b, 1<<30)
-	for i := range 250 {
-		h := uint32(128<<10)<<3 | 1<<1
-		if i == 249 {
-			h |= 1
-		}
-		b = append(b, byte(h), byte(h>>8), byte(h>>16), 0)
-	}
-	return b
-}
 
 // snappyDeclaredBomb is 1 KiB of raw snappy whose header declares 1 GiB of output.
 func snappyDeclaredBomb() []byte {
@@ -73,8 +46,8 @@ func TestDecompressionBombs(t *testing.T) {
 		codec Codec
 		input []byte
 	}{
-		{"zstd rle 1GiB", CodecZstd, zstdRLEBomb(8192)},
-		{"zstd declared 1GiB", CodecZstd, zstdDeclaredBomb()},
+		{"zstd rle 1GiB", CodecZstd, testutil.ZstdRLEBomb(8192)},
+		{"zstd declared 1GiB", CodecZstd, testutil.ZstdDeclaredBomb()},
 		{"snappy declared 1GiB", CodecSnappy, snappyDeclaredBomb()},
 		{"xerial declared 4GiB", CodecSnappy, xerialDeclaredBomb()},
 		{"gzip 64MiB", CodecGzip, gzipBytes(zeros)},
@@ -118,7 +91,7 @@ func TestDecompressionBombs(t *testing.T) {
 // TestZstdBombReallyInflates guards the bomb itself: with a budget large enough the RLE
 // frame decodes to exactly its advertised size, so the refusal above is the budget's doing.
 func TestZstdBombReallyInflates(t *testing.T) {
-	out, err := decompress(nil, zstdRLEBomb(64), CodecZstd, 8<<20)
+	out, err := decompress(nil, testutil.ZstdRLEBomb(64), CodecZstd, 8<<20)
 	if err != nil || len(out) != 8<<20 || !bytes.Equal(out[:16], make([]byte, 16)) {
 		t.Fatalf("len %d, %v", len(out), err)
 	}
