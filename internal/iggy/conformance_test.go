@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -765,12 +766,14 @@ func TestConformancePersonalAccessTokens(t *testing.T) {
 }
 
 // proxy forwards TCP connections to a backend and can cut them all, which looks to the client
-// like the server dropping the connection, whichever server is behind it.
+// like the server dropping the connection, whichever server is behind it; or swallow the next
+// request a client sends and then cut, like a server dying while it holds that request.
 type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	conns  []net.Conn
+	ln      net.Listener
+	target  string
+	mu      sync.Mutex
+	conns   []net.Conn
+	swallow atomic.Bool
 }
 
 func startProxy(t *testing.T, target string) *proxy {
@@ -794,11 +797,33 @@ func startProxy(t *testing.T, target string) *proxy {
 			p.mu.Lock()
 			p.conns = append(p.conns, in, out)
 			p.mu.Unlock()
-			go func() { _, _ = io.Copy(out, in); out.Close() }()
+			go p.forward(in, out)
 			go func() { _, _ = io.Copy(in, out); in.Close() }()
 		}
 	}()
 	return p
+}
+
+// forward copies what the client sends to the server until swallow is set: the next bytes
+// are then dropped and both sides closed.
+func (p *proxy) forward(in, out net.Conn) {
+	defer out.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := in.Read(buf)
+		if n > 0 && p.swallow.CompareAndSwap(true, false) {
+			in.Close()
+			return
+		}
+		if n > 0 {
+			if _, werr := out.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (p *proxy) cut() {
@@ -816,6 +841,7 @@ func TestConformanceReconnect(t *testing.T) {
 	cfg := b.config()
 	cfg.Addr = px.ln.Addr().String()
 	cfg.PoolSize = 1
+	cfg.PingInterval = -1 // no ping may take the place of the request the proxy swallows
 	ctx := testCtx(t)
 	cn, err := DialConn(ctx, cfg)
 	if err != nil {
@@ -836,14 +862,23 @@ func TestConformanceReconnect(t *testing.T) {
 		t.Fatalf("session %d after reconnect, was %d", after, before)
 	}
 
-	// A send whose connection dropped may have landed: it is not replayed.
+	// A send on a connection the server closed while it was idle goes out on a new session:
+	// it was never written, so it cannot have landed.
 	px.cut()
-	_, err = cn.SendMessages(ctx, ID(s.ID), Name("t"), 0, []Message{{Payload: []byte("x")}})
-	if !errors.Is(err, ErrConnection) || !MaybeApplied(err) || IsCode(err) {
-		t.Fatalf("send on a dropped connection: %v, want a maybe-applied ErrConnection", err)
-	}
-	conf, err := cn.SendMessages(ctx, ID(s.ID), Name("t"), 0, []Message{{Payload: []byte("y")}})
+	time.Sleep(50 * time.Millisecond) // let the close reach the client
+	conf, err := cn.SendMessages(ctx, ID(s.ID), Name("t"), 0, []Message{{Payload: []byte("x")}})
 	if err != nil || conf.BaseOffset != 0 {
+		t.Fatalf("send after an idle connection was dropped: %+v, %v", conf, err)
+	}
+
+	// A send whose connection dropped after it was written may have landed: it is not replayed.
+	px.swallow.Store(true)
+	_, err = cn.SendMessages(ctx, ID(s.ID), Name("t"), 0, []Message{{Payload: []byte("y")}})
+	if !errors.Is(err, ErrConnection) || !MaybeApplied(err) || IsCode(err) {
+		t.Fatalf("send on a connection dropped mid-request: %v, want a maybe-applied ErrConnection", err)
+	}
+	conf, err = cn.SendMessages(ctx, ID(s.ID), Name("t"), 0, []Message{{Payload: []byte("z")}})
+	if err != nil || conf.BaseOffset != 1 {
 		t.Fatalf("send after reconnect: %+v, %v (the dropped send must not have been replayed)", conf, err)
 	}
 

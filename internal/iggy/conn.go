@@ -201,6 +201,10 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 				continue
 			}
 		}
+		if attempt == 1 && !replayable(op, c.code) && peerClosed(cn.nc) {
+			cn.drop() // the server is gone: a send written now could only be "maybe applied"
+			continue
+		}
 		reqNo := cn.counter
 		if wire.AdvancesRequest(op) {
 			cn.counter++
