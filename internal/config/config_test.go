@@ -191,6 +191,7 @@ func TestUnsupportedFeaturesStopStartup(t *testing.T) {
 		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=DEFAULT",
 		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
 		"IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true",
+		"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=false",
 	} {
 		_, err := load(t, nil, env)
 		name, _, _ := strings.Cut(env, "=")
@@ -199,7 +200,7 @@ func TestUnsupportedFeaturesStopStartup(t *testing.T) {
 		}
 	}
 	// The off values of those settings are fine.
-	if _, err := load(t, nil, "IGGY_KAFKA_SASL_ENABLED=false", "IGGY_KAFKA_IGGY_TLS_ENABLED=false", "IGGY_KAFKA_TLS_CLIENT_AUTH=none"); err != nil {
+	if _, err := load(t, nil, "IGGY_KAFKA_SASL_ENABLED=false", "IGGY_KAFKA_IGGY_TLS_ENABLED=false", "IGGY_KAFKA_TLS_CLIENT_AUTH=none", "IGGY_KAFKA_COORDINATOR_LOG_ENABLED=true"); err != nil {
 		t.Error(err)
 	}
 }
