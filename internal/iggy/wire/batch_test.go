@@ -322,7 +322,9 @@ func TestBatchEncodeAllocs(t *testing.T) {
 		}
 		_ = nb.Bytes()
 	})
-	if fresh > 6 {
+	// A handful of buffers whatever the message count (one per message would be ≥ 1000). The
+	// bound has slack because the race detector sometimes adds an allocation of its own.
+	if fresh > 16 {
 		t.Fatalf("encoding 1000 messages into a new pre-sized batch allocates %.0f times", fresh)
 	}
 }
