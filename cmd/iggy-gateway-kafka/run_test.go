@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -327,11 +328,20 @@ func TestMetricsAndHealth(t *testing.T) {
 	if code, body := httpGet(t, base+"/readyz"); code != 200 {
 		t.Fatalf("readyz: %d %s", code, body)
 	}
-	_, body := httpGet(t, base+"/metrics")
-	for _, want := range []string{`api="Metadata",listener="PLAINTEXT",outcome="answered"`, "iggy_gateway_kafka_connections_total"} {
-		if !strings.Contains(body, want) {
-			t.Errorf("metrics lack %q", want)
+	// A request is counted once its response is written, which can be just after the client
+	// has read it: wait for the count rather than read it once.
+	wants := []string{`api="Metadata",listener="PLAINTEXT",outcome="answered"`, "iggy_gateway_kafka_connections_total"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := httpGet(t, base+"/metrics")
+		missing := slices.DeleteFunc(slices.Clone(wants), func(w string) bool { return strings.Contains(body, w) })
+		if len(missing) == 0 {
+			return
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack %q", missing)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
