@@ -18,7 +18,7 @@ func testConfig(log Log) Config {
 	return cfg
 }
 
-// openStore returns a loaded store over log.
+// openStore returns a loaded store over log, closed when the test ends.
 func openStore(t testing.TB, log Log, mutate ...func(*Config)) *Store {
 	t.Helper()
 	cfg := testConfig(log)
@@ -32,6 +32,7 @@ func openStore(t testing.TB, log Log, mutate ...func(*Config)) *Store {
 	if err := s.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
 

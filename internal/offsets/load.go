@@ -13,19 +13,22 @@ var errNoCheckpoint = errors.New("checkpoint unreadable")
 // partition, the latest complete checkpoint plus the records after it. It fails on a record it
 // cannot decode unless Config.SkipCorrupt is set.
 func (s *Store) Load(ctx context.Context) error {
+	if s.loaded.Load() {
+		return errors.New("offsets: Load called twice")
+	}
 	if err := s.log.Ensure(ctx); err != nil {
 		return fmt.Errorf("offsets: coordinator log: %w", err)
 	}
 	for _, p := range s.parts {
-		p.writeMu.Lock()
-		err := s.loadPartition(ctx, p)
-		if err == nil && p.sinceCheckpoint >= s.cfg.CheckpointEvery {
-			_ = s.checkpointLocked(ctx, p) // bound the next startup; logged on failure
-		}
-		p.writeMu.Unlock()
-		if err != nil {
+		if err := s.loadPartition(ctx, p); err != nil {
 			return err
 		}
+		if p.sinceCheckpoint >= s.cfg.CheckpointEvery {
+			_ = s.writeCheckpoint(ctx, p) // bound the next startup; logged on failure
+		}
+	}
+	for _, p := range s.parts {
+		go s.run(p)
 	}
 	s.loaded.Store(true)
 	return nil

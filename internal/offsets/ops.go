@@ -3,7 +3,6 @@ package offsets
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -67,10 +66,7 @@ func (s *Store) Commit(ctx context.Context, group string, commits []Commit) []er
 	if len(stored) == 0 {
 		return results
 	}
-	p := s.partitionOf(group)
-	p.writeMu.Lock()
-	err := s.appendLocked(ctx, p, Record{Kind: KindCommit, Group: state})
-	p.writeMu.Unlock()
+	err := s.submit(ctx, s.partitionOf(group), &op{records: []Record{{Kind: KindCommit, Group: state}}})
 	if err != nil {
 		for _, i := range stored {
 			results[i] = err
@@ -122,29 +118,34 @@ func (s *Store) DeleteOffsets(ctx context.Context, group string, topics []TopicP
 	if err := s.checkGroup(group); err != nil {
 		return err
 	}
-	p := s.partitionOf(group)
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
+	return s.submit(ctx, s.partitionOf(group), &op{decide: func(v view) []Record {
+		return deleteOffsetsRecords(v, group, topics)
+	}})
+}
+
+// deleteOffsetsRecords returns the record deleting those of topics' partitions that group
+// has offsets for, if any.
+func deleteOffsetsRecords(v view, group string, topics []TopicPartitions) []Record {
+	g := v[group]
+	if g == nil {
+		return nil
+	}
 	state := GroupState{Name: group}
-	p.mu.RLock()
-	if g := p.groups[group]; g != nil {
-		for _, t := range topics {
-			to := TopicOffsets{Topic: t.Topic}
-			for _, part := range t.Partitions {
-				if _, ok := g.topics[t.Topic][part]; ok && !slices.ContainsFunc(to.Partitions, func(x PartitionOffset) bool { return x.Partition == part }) {
-					to.Partitions = append(to.Partitions, PartitionOffset{Partition: part})
-				}
-			}
-			if len(to.Partitions) > 0 {
-				state.Topics = append(state.Topics, to)
+	for _, t := range topics {
+		to := TopicOffsets{Topic: t.Topic}
+		for _, part := range t.Partitions {
+			if _, ok := g.topics[t.Topic][part]; ok && !slices.ContainsFunc(to.Partitions, func(x PartitionOffset) bool { return x.Partition == part }) {
+				to.Partitions = append(to.Partitions, PartitionOffset{Partition: part})
 			}
 		}
+		if len(to.Partitions) > 0 {
+			state.Topics = append(state.Topics, to)
+		}
 	}
-	p.mu.RUnlock()
 	if len(state.Topics) == 0 {
 		return nil
 	}
-	return s.appendLocked(ctx, p, Record{Kind: KindDeleteOffsets, Group: state})
+	return []Record{{Kind: KindDeleteOffsets, Group: state}}
 }
 
 // DeleteGroup deletes everything stored for group and reports whether there was anything. It
@@ -153,16 +154,14 @@ func (s *Store) DeleteGroup(ctx context.Context, group string) (bool, error) {
 	if err := s.checkGroup(group); err != nil {
 		return false, err
 	}
-	p := s.partitionOf(group)
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
-	p.mu.RLock()
-	_, ok := p.groups[group]
-	p.mu.RUnlock()
-	if !ok {
-		return false, nil
-	}
-	return true, s.appendLocked(ctx, p, Record{Kind: KindDeleteGroup, Group: GroupState{Name: group}})
+	existed := false
+	err := s.submit(ctx, s.partitionOf(group), &op{decide: func(v view) []Record {
+		if _, existed = v[group]; !existed {
+			return nil
+		}
+		return []Record{{Kind: KindDeleteGroup, Group: GroupState{Name: group}}}
+	}})
+	return existed && err == nil, err
 }
 
 // RecordGeneration stores a group's generation and protocol type so that a group re-formed
@@ -173,43 +172,39 @@ func (s *Store) RecordGeneration(ctx context.Context, group string, generation i
 	if err := s.checkGroup(group); err != nil {
 		return err
 	}
-	p := s.partitionOf(group)
-	p.writeMu.Lock()
-	defer p.writeMu.Unlock()
-	p.mu.RLock()
-	g := p.groups[group]
-	exists := g != nil
-	noOffsets := g == nil || len(g.topics) == 0
-	current := g != nil && g.hasGeneration && g.generation >= generation && g.protocolType == protocolType
-	p.mu.RUnlock()
-	switch {
-	case members == 0 && noOffsets:
-		if !exists {
-			return nil
-		}
-		return s.appendLocked(ctx, p, Record{Kind: KindDeleteGroup, Group: GroupState{Name: group}})
-	case current:
-		return nil
-	}
-	return s.appendLocked(ctx, p, Record{Kind: KindGeneration, Group: GroupState{
-		Name: group, HasGeneration: true, Generation: generation, ProtocolType: protocolType,
+	return s.submit(ctx, s.partitionOf(group), &op{decide: func(v view) []Record {
+		return generationRecords(v, group, generation, protocolType, members)
 	}})
 }
 
-// generationTimeout bounds the background append of OnGeneration.
-const generationTimeout = 30 * time.Second
+// generationRecords returns what recording a generation writes: nothing when the view
+// already has it or a newer one (generation events may be reported late), a delete-group
+// for a group that became empty and has no offsets, else a generation record.
+func generationRecords(v view, group string, generation int32, protocolType string, members int) []Record {
+	g := v[group]
+	switch {
+	case g != nil && g.hasGeneration && (g.generation > generation || g.generation == generation && g.protocolType == protocolType):
+		return nil
+	case members == 0 && (g == nil || len(g.topics) == 0):
+		if g == nil {
+			return nil
+		}
+		return []Record{{Kind: KindDeleteGroup, Group: GroupState{Name: group}}}
+	}
+	return []Record{{Kind: KindGeneration, Group: GroupState{
+		Name: group, HasGeneration: true, Generation: generation, ProtocolType: protocolType,
+	}}}
+}
 
 // OnGeneration records a generation in the background; it fits groups.Config.OnGeneration,
-// which must not block. Failures are logged: a lost generation record only costs generation
-// continuity after a restart.
+// which must not block. The group's log-partition writer records the latest event of each
+// group in order with every other write (docs/COORDINATOR-LOG.md §4); failures are logged: a
+// lost generation record only costs generation continuity after a restart.
 func (s *Store) OnGeneration(ev groups.GenerationEvent) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), generationTimeout)
-		defer cancel()
-		if err := s.RecordGeneration(ctx, ev.Group, ev.Generation, ev.ProtocolType, ev.Members); err != nil {
-			s.cfg.Logger.Warn("recording consumer group generation failed", "group", ev.Group, "generation", ev.Generation, "err", err)
-		}
-	}()
+	if s.ready() != nil || len(ev.Group) > s.cfg.MaxNameBytes {
+		return
+	}
+	s.partitionOf(ev.Group).w.queueGeneration(ev)
 }
 
 // LookupGroup implements groups.Stored.

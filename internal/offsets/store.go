@@ -35,6 +35,15 @@ type Config struct {
 	MaxNameBytes int
 	// SkipCorrupt makes Load skip records it cannot decode (logging each) instead of failing.
 	SkipCorrupt bool
+
+	// WriteQueue is how many writes may wait for each log partition's writer; further
+	// writers wait for room (backpressure).
+	WriteQueue int
+	// MaxBatchBytes bounds the records one append carries when queued writes are coalesced
+	// (group commit).
+	MaxBatchBytes int
+	// WriteTimeout bounds one append to the log.
+	WriteTimeout time.Duration
 }
 
 // DefaultConfig returns the default configuration over log.
@@ -48,6 +57,9 @@ func DefaultConfig(log Log) Config {
 		MaxMetadataBytes: 4096,
 		ReadBatch:        64,
 		MaxNameBytes:     255,
+		WriteQueue:       256,
+		MaxBatchBytes:    1 << 20,
+		WriteTimeout:     30 * time.Second,
 	}
 }
 
@@ -59,8 +71,8 @@ func (c *Config) validate() error {
 	if c.Logger == nil || c.Now == nil {
 		errs = append(errs, errors.New("Logger and Now must be set"))
 	}
-	if c.CheckpointEvery <= 0 || c.ReadBatch <= 0 {
-		errs = append(errs, errors.New("CheckpointEvery and ReadBatch must be > 0"))
+	if c.CheckpointEvery <= 0 || c.ReadBatch <= 0 || c.WriteQueue <= 0 || c.MaxBatchBytes <= 0 || c.WriteTimeout <= 0 {
+		errs = append(errs, errors.New("CheckpointEvery, ReadBatch, WriteQueue, MaxBatchBytes and WriteTimeout must be > 0"))
 	}
 	if c.MaxMetadataBytes < 0 || c.MaxMetadataBytes > 32<<10 {
 		errs = append(errs, fmt.Errorf("MaxMetadataBytes %d is outside [0, 32768]", c.MaxMetadataBytes))
@@ -86,16 +98,19 @@ type Store struct {
 	log    Log
 	parts  []*partition
 	loaded atomic.Bool
-	closed atomic.Bool
+
+	closeMu sync.RWMutex // held for reading while a write is queued, so Close sees every one
+	closed  atomic.Bool
 }
 
 // partition is one coordinator-log partition and the view of the groups that hash to it.
 type partition struct {
 	id int
+	w  *writer
 
-	writeMu         sync.Mutex // serializes appends; held across log I/O
-	checkpoint      uint64     // first record of the latest complete checkpoint; guarded by writeMu
-	sinceCheckpoint int        // records appended after it; guarded by writeMu
+	// Owned by Load, then by the writer goroutine.
+	checkpoint      uint64 // first record of the latest complete checkpoint
+	sinceCheckpoint int    // records appended after it
 
 	mu     sync.RWMutex // guards groups; never held across I/O
 	groups view
@@ -108,7 +123,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, log: cfg.Log}
 	for i := range cfg.Log.Partitions() {
-		s.parts = append(s.parts, &partition{id: i, checkpoint: NoCheckpoint, groups: make(view)})
+		s.parts = append(s.parts, &partition{id: i, w: newWriter(cfg.WriteQueue), checkpoint: NoCheckpoint, groups: make(view)})
 	}
 	return s, nil
 }
@@ -160,33 +175,6 @@ func ErrorCode(err error) int16 {
 	return kerr.UnknownServerError.Code
 }
 
-// appendLocked writes recs to p's log partition and, once the append succeeded, applies them
-// to the view. The caller holds p.writeMu.
-func (s *Store) appendLocked(ctx context.Context, p *partition, recs ...Record) error {
-	now := s.cfg.Now().UnixMilli()
-	var data [][]byte
-	for i := range recs {
-		recs[i].Checkpoint = p.checkpoint
-		recs[i].Time = now
-		data = append(data, s.encodeSplit(&recs[i])...)
-	}
-	if _, err := s.log.Append(ctx, p.id, data); err != nil {
-		s.cfg.Logger.Error("coordinator log append failed", "partition", p.id, "err", err)
-		// Whether the append happened is unknown; either way nothing was acknowledged.
-		return fmt.Errorf("offsets: append to coordinator log partition %d: %w: %w", p.id, kerr.CoordinatorLoadInProgress, err)
-	}
-	p.mu.Lock()
-	for i := range recs {
-		p.groups.apply(&recs[i])
-	}
-	p.mu.Unlock()
-	p.sinceCheckpoint += len(data)
-	if p.sinceCheckpoint >= s.cfg.CheckpointEvery {
-		_ = s.checkpointLocked(ctx, p) // logged; retried after the next append
-	}
-	return nil
-}
-
 // encodeSplit encodes r, split into several records of the same kind when it exceeds
 // MaxRecordBytes.
 func (s *Store) encodeSplit(r *Record) [][]byte {
@@ -207,9 +195,9 @@ func (s *Store) encodeSplit(r *Record) [][]byte {
 	return out
 }
 
-// checkpointLocked appends a snapshot of p's view as checkpoint chunks. The caller holds
-// p.writeMu, so no record can slip between the snapshot and the chunks.
-func (s *Store) checkpointLocked(ctx context.Context, p *partition) error {
+// writeCheckpoint appends a snapshot of p's view as checkpoint chunks. Only p's writer (or
+// Load, before it starts) calls it, so no record can slip between the snapshot and the chunks.
+func (s *Store) writeCheckpoint(ctx context.Context, p *partition) error {
 	p.mu.RLock()
 	states := p.groups.snapshot()
 	p.mu.RUnlock()
@@ -239,19 +227,27 @@ func (s *Store) checkpointLocked(ctx context.Context, p *partition) error {
 	return nil
 }
 
-// Close writes a checkpoint of every log partition that received records after its latest
-// one, so that the next start replays nothing, and makes the store refuse further work.
+// Close writes what is queued, then a checkpoint of every log partition that received
+// records after its latest one, so that the next start replays nothing; it stops the writers
+// and makes the store refuse further work.
 func (s *Store) Close(ctx context.Context) error {
-	if !s.loaded.Load() || s.closed.Swap(true) {
+	if !s.loaded.Load() {
 		return nil
+	}
+	s.closeMu.Lock()
+	already := s.closed.Swap(true)
+	s.closeMu.Unlock() // from here on nothing is queued any more
+	if already {
+		return nil
+	}
+	for _, p := range s.parts {
+		p.w.closeCtx = ctx
+		close(p.w.stop)
 	}
 	var errs []error
 	for _, p := range s.parts {
-		p.writeMu.Lock()
-		if p.sinceCheckpoint > 0 {
-			errs = append(errs, s.checkpointLocked(ctx, p))
-		}
-		p.writeMu.Unlock()
+		<-p.w.done
+		errs = append(errs, p.w.closeErr)
 	}
 	return errors.Join(errs...)
 }

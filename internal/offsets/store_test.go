@@ -314,7 +314,11 @@ func TestConcurrentCommits(t *testing.T) {
 		wg.Go(func() {
 			g := fmt.Sprintf("g%d", w%3)
 			for i := range 100 {
-				mustCommit(t, s, g, commit("t", int32(w), int64(i), -1, ""))
+				// t.Error, not t.Fatal: this is not the test's goroutine.
+				if err := errors.Join(s.Commit(t.Context(), g, []Commit{commit("t", int32(w), int64(i), -1, "")})...); err != nil {
+					t.Error(err)
+					return
+				}
 				if _, err := s.Fetch(g, nil); err != nil {
 					t.Error(err)
 				}
