@@ -104,9 +104,6 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // ErrCorrupt is wrapped by every decoding error.
 var ErrCorrupt = errors.New("corrupt coordinator log record")
 
-// maxString is the longest string the encoding can hold.
-const maxString = math.MaxUint16
-
 // Sizes of the encoded pieces, used to split records.
 const (
 	commitEntrySize = 4 + 8 + 4 + 8 + 2 // plus the metadata bytes
@@ -117,7 +114,7 @@ const (
 	checkpointHead  = 8 + 4 + 4 + 4
 )
 
-// encode appends the encoding of r to dst. Strings must not exceed maxString bytes (the
+// encode appends the encoding of r to dst. Strings must not exceed math.MaxUint16 bytes (the
 // store checks its inputs).
 func (r *Record) encode(dst []byte) []byte {
 	start := len(dst)

@@ -66,13 +66,13 @@ func DefaultConfig(log Log) Config {
 func (c *Config) validate() error {
 	var errs []error
 	if c.Log == nil || c.Log.Partitions() <= 0 {
-		errs = append(errs, errors.New("Log is nil or has no partitions"))
+		errs = append(errs, errors.New("the Log is nil or has no partitions"))
 	}
 	if c.Logger == nil || c.Now == nil {
-		errs = append(errs, errors.New("Logger and Now must be set"))
+		errs = append(errs, errors.New("the Logger and Now must be set"))
 	}
 	if c.CheckpointEvery <= 0 || c.ReadBatch <= 0 || c.WriteQueue <= 0 || c.MaxBatchBytes <= 0 || c.WriteTimeout <= 0 {
-		errs = append(errs, errors.New("CheckpointEvery, ReadBatch, WriteQueue, MaxBatchBytes and WriteTimeout must be > 0"))
+		errs = append(errs, errors.New("the CheckpointEvery, ReadBatch, WriteQueue, MaxBatchBytes and WriteTimeout must be > 0"))
 	}
 	if c.MaxMetadataBytes < 0 || c.MaxMetadataBytes > 32<<10 {
 		errs = append(errs, fmt.Errorf("MaxMetadataBytes %d is outside [0, 32768]", c.MaxMetadataBytes))
