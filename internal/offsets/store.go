@@ -33,8 +33,11 @@ type Config struct {
 	ReadBatch int
 	// MaxNameBytes bounds group and topic names (INVALID_GROUP_ID, UNKNOWN_TOPIC_OR_PARTITION).
 	MaxNameBytes int
-	// SkipCorrupt makes Load skip records it cannot decode (logging each) instead of failing.
-	SkipCorrupt bool
+	// Recovery is what Load does with a damaged log partition.
+	Recovery Recovery
+	// OnRecovery, if set, is called for each log partition Load recovered from a damaged
+	// checkpoint (a metrics hook).
+	OnRecovery func(partition int)
 
 	// WriteQueue is how many writes may wait for each log partition's writer; further
 	// writers wait for room (backpressure).
@@ -44,6 +47,34 @@ type Config struct {
 	MaxBatchBytes int
 	// WriteTimeout bounds one append to the log.
 	WriteTimeout time.Duration
+}
+
+// Recovery is what Load does with a damaged log partition (docs/COORDINATOR-LOG.md §5).
+type Recovery int
+
+const (
+	// RecoverFallback replaces a damaged checkpoint (unreadable, incomplete, or pointed to
+	// past the end of the log) by an earlier one, or by a replay from the start, with an
+	// error log; a record that cannot be decoded still stops Load.
+	RecoverFallback Recovery = iota
+	// RecoverFail stops Load on any damage.
+	RecoverFail
+	// RecoverSkip is RecoverFallback that also skips undecodable records, logging each:
+	// the operator's way out when a record is corrupt (its commit is lost).
+	RecoverSkip
+)
+
+// ParseRecovery parses a recovery mode name: fallback, fail or skip.
+func ParseRecovery(name string) (Recovery, error) {
+	switch name {
+	case "fallback":
+		return RecoverFallback, nil
+	case "fail":
+		return RecoverFail, nil
+	case "skip":
+		return RecoverSkip, nil
+	}
+	return 0, fmt.Errorf("offsets: unknown recovery mode %q (want fallback, fail or skip)", name)
 }
 
 // DefaultConfig returns the default configuration over log.
