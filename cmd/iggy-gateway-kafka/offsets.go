@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -13,9 +14,10 @@ import (
 // loadOffsets opens the committed-offset store over the coordinator log in Iggy and rebuilds
 // its view (latest checkpoint plus the records after it) before any Kafka connection is
 // accepted, so that no client is ever told "nothing committed" for a group that has commits.
-func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger) (*offsets.Store, error) {
+func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, option func(*offsets.Config)) (*offsets.Store, error) {
 	cfg := offsets.DefaultConfig(offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
 	cfg.Logger = log.With("component", "offsets")
+	option(&cfg)
 	store, err := offsets.New(cfg)
 	if err != nil {
 		return nil, err
@@ -23,8 +25,11 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger) (*o
 	start := time.Now()
 	if err := store.Load(ctx); err != nil {
 		hint := ""
-		if iggy.IsCode(err, iggy.CodeUnauthorized) {
+		switch {
+		case iggy.IsCode(err, iggy.CodeUnauthorized):
 			hint = " (the bridge account needs permission to create and write the stream)"
+		case errors.Is(err, offsets.ErrCorrupt):
+			hint = " (IGGY_KAFKA_COORDINATOR_LOG_RECOVERY=skip starts anyway, losing the corrupt records; see docs/COORDINATOR-LOG.md)"
 		}
 		return nil, fmt.Errorf("loading committed offsets from Iggy stream %q, topic %q%s: %w",
 			offsets.DefaultStream, offsets.DefaultTopic, hint, err)
@@ -32,6 +37,14 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger) (*o
 	log.Info("committed offsets loaded", "iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic,
 		"duration", time.Since(start).Round(time.Millisecond))
 	return store, nil
+}
+
+// offsetsOption applies the coordinator-log settings to the store's configuration.
+func (g *gateway) offsetsOption(c *offsets.Config) {
+	c.Recovery, _ = offsets.ParseRecovery(g.cfg.CoordinatorLogRecovery) // config validated it
+	if g.metrics != nil {
+		c.OnRecovery = g.metrics.CoordinatorLogRecovered
+	}
 }
 
 // offsetsCloseTimeout bounds the checkpoint written at shutdown.

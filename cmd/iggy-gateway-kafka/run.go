@@ -115,7 +115,7 @@ func (g *gateway) start(ctx context.Context) error {
 		if err := ensureStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
 			return err
 		}
-		if g.offsets, err = loadOffsets(ctx, cl, g.log); err != nil {
+		if g.offsets, err = loadOffsets(ctx, cl, g.log, g.offsetsOption); err != nil {
 			return err
 		}
 		opts.Iggy = cl

@@ -47,7 +47,9 @@ type Config struct {
 	IdempotentProducers  bool
 	ProducerExpiry       time.Duration
 	CoordinatorLog       string // "auto", "true" or "false"
-	MetricsAddr          string
+	// CoordinatorLogRecovery is "fallback", "fail" or "skip" (docs/COORDINATOR-LOG.md §5).
+	CoordinatorLogRecovery string
+	MetricsAddr            string
 
 	Limits Limits
 

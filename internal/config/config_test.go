@@ -48,6 +48,7 @@ func TestDefaults(t *testing.T) {
 		{"auths", c.Limits.MaxConcurrentAuthentications, 4},
 		{"producer expiry", c.ProducerExpiry, 24 * time.Hour},
 		{"coordinator log", c.CoordinatorLog, "auto"},
+		{"coordinator log recovery", c.CoordinatorLogRecovery, "fallback"},
 		{"log format", c.LogFormat, "text"},
 		{"dev addr", c.DevIggyAddr, "127.0.0.1:8090"},
 	}
@@ -123,6 +124,7 @@ func TestInvalidValues(t *testing.T) {
 		{"IGGY_KAFKA_LOG_FORMAT=xml", []string{"LOG_FORMAT", "text|json"}},
 		{"IGGY_KAFKA_LOG_LEVEL=loud", []string{"LOG_LEVEL"}},
 		{"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=maybe", []string{"COORDINATOR_LOG_ENABLED", "auto|true|false"}},
+		{"IGGY_KAFKA_COORDINATOR_LOG_RECOVERY=maybe", []string{"COORDINATOR_LOG_RECOVERY", "fallback|fail|skip"}},
 		{"IGGY_KAFKA_MAX_CONNECTIONS=0", []string{"MAX_CONNECTIONS"}},
 		{"IGGY_KAFKA_IGGY_STREAM=__iggy_kafka_gateway", []string{"IGGY_STREAM", "reserved"}},
 	}

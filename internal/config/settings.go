@@ -99,6 +99,10 @@ var settings = []*setting{
 		func(c *Config) *int { return &c.NodeID }),
 	strSetting("COORDINATOR_LOG_ENABLED", "auto", "auto|true|false", "shared coordinator log in Iggy for groups and offsets",
 		func(c *Config, v string) error { return oneOf(v, &c.CoordinatorLog, "auto", "true", "false") }),
+	strSetting("COORDINATOR_LOG_RECOVERY", "fallback", "fallback|fail|skip", "damaged coordinator log at startup: fallback = recover from an earlier checkpoint or a full replay (logged), fail = refuse to start, skip = fallback and also skip corrupt records (their commits are lost)",
+		func(c *Config, v string) error {
+			return oneOf(v, &c.CoordinatorLogRecovery, "fallback", "fail", "skip")
+		}),
 	strSetting("METRICS_ADDR", "", "host:port", "HTTP address of Prometheus /metrics, /healthz and /readyz (unset: off)",
 		func(c *Config, v string) error {
 			if v == "" {

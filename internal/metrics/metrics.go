@@ -11,6 +11,9 @@
 //	request_duration_seconds{listener,api}     histogram, frame arrival → response written
 //	request_bytes_total{listener}              counter
 //	response_bytes_total{listener}             counter
+//	coordinator_log_recoveries_total           counter, coordinator-log partitions loaded
+//	                                           from an earlier checkpoint or a full replay
+//	                                           because their checkpoint was damaged
 //
 // The api label is the Kafka API name for keys the gateway serves and "unsupported" for any
 // other key, so a client sending garbage cannot create label values.
@@ -43,6 +46,7 @@ type Metrics struct {
 	duration    *prometheus.HistogramVec
 	bytesIn     *prometheus.CounterVec
 	bytesOut    *prometheus.CounterVec
+	recoveries  prometheus.Counter
 }
 
 var _ listener.Observer = (*Metrics)(nil)
@@ -69,8 +73,10 @@ func New() *Metrics {
 			Help: "Bytes of Kafka request frames read."}, []string{"listener"}),
 		bytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "response_bytes_total",
 			Help: "Bytes of Kafka responses written."}, []string{"listener"}),
+		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "coordinator_log_recoveries_total",
+			Help: "Coordinator-log partitions loaded from an earlier checkpoint or a full replay because their checkpoint was damaged."}),
 	}
-	m.reg.MustRegister(m.connOpen, m.connTotal, m.connRefused, m.inFlight, m.requests, m.duration, m.bytesIn, m.bytesOut,
+	m.reg.MustRegister(m.connOpen, m.connTotal, m.connRefused, m.inFlight, m.requests, m.duration, m.bytesIn, m.bytesOut, m.recoveries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -100,6 +106,10 @@ func (m *Metrics) RequestDone(l string, api int16, latency time.Duration, respon
 	}
 	m.bytesOut.WithLabelValues(l).Add(float64(responseBytes))
 }
+
+// CoordinatorLogRecovered counts a coordinator-log partition recovered from a damaged
+// checkpoint (it fits offsets.Config.OnRecovery).
+func (m *Metrics) CoordinatorLogRecovered(int) { m.recoveries.Inc() }
 
 func apiName(key int16) string {
 	if _, ok := versions.Lookup(key); ok {
