@@ -7,12 +7,13 @@
 // go to partition PartitionFor(group). Records are commits, offset deletions, group deletions,
 // group generations and periodic checkpoints (a full snapshot of one log partition). The
 // current view is kept in memory and rebuilt at startup from the latest checkpoint plus the
-// records after it, so startup time does not grow with the age of the log. A write is
-// acknowledged only after the log append succeeded; reads are served from memory. The format
-// is documented in docs/COORDINATOR-LOG.md.
+// records after it, so startup time does not grow with the age of the log. Each log
+// partition has one writer goroutine that appends in order and coalesces queued writes into
+// one append (group commit); a write is acknowledged only after the log append succeeded;
+// reads are served from memory. The format is documented in docs/COORDINATOR-LOG.md.
 //
-// Corrupt or unknown records stop Load with an error naming the log partition and offset,
-// unless Config.SkipCorrupt is set (an operator's recovery switch): then they are skipped
-// with an error log each, and a corrupt checkpoint falls back to replaying the partition from
-// its start.
+// A damaged checkpoint makes Load recover from an earlier one (or a full replay) unless
+// Config.Recovery is RecoverFail; a corrupt or unknown record stops Load with an error naming
+// the log partition and offset unless Config.Recovery is RecoverSkip (an operator's recovery
+// switch): then such records are skipped with an error log each.
 package offsets
