@@ -19,15 +19,23 @@ func benchRecords() []trec {
 	return recs
 }
 
-// toMessages is the Produce hot path after decoding: window, then one Append per record.
+// toMessages is the Produce hot path after decoding: window, then one Append per record; the
+// first record of an idempotent batch goes through AppendFirst.
 func toMessages(tb testing.TB, e *Encoder, batch *kbatch.Records, msgs []Message) []Message {
 	e.Reset()
 	msgs = msgs[:0]
 	w := WindowOf(batch)
+	p, idempotent := ProducerOf(&batch.Header)
 	it := batch.Iter()
 	var r kbatch.Record
 	for it.Next(&r) {
-		m, err := e.Append(&r, w)
+		var m Message
+		var err error
+		if idempotent && len(msgs) == 0 {
+			m, err = e.AppendFirst(&r, w, p)
+		} else {
+			m, err = e.Append(&r, w)
+		}
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -47,13 +55,22 @@ func toBatch(tb testing.TB, e *BatchEncoder, dst []byte, polled []Stored) []byte
 	return e.Finish()
 }
 
+// idempotent marks batch as written by an idempotent producer.
+func idempotent(batch kbatch.Records) kbatch.Records {
+	batch.Header.ProducerID, batch.Header.ProducerEpoch, batch.Header.BaseSequence = 7, 1, 1000
+	return batch
+}
+
 func TestHotPathsDoNotAllocate(t *testing.T) {
 	batch := kafkaBatch(t, benchRecords())
 	var enc Encoder
 	var msgs []Message
-	msgs = toMessages(t, &enc, &batch, msgs) // grow the scratch space once
-	if n := testing.AllocsPerRun(10, func() { msgs = toMessages(t, &enc, &batch, msgs) }); n != 0 {
-		t.Errorf("record → message: %v allocations per 1000-record batch, want 0", n)
+	for _, batch := range []kbatch.Records{batch, idempotent(batch)} {
+		msgs = toMessages(t, &enc, &batch, msgs) // grow the scratch space once
+		if n := testing.AllocsPerRun(10, func() { msgs = toMessages(t, &enc, &batch, msgs) }); n != 0 {
+			t.Errorf("record → message (producer id %d): %v allocations per 1000-record batch, want 0",
+				batch.Header.ProducerID, n)
+		}
 	}
 
 	polled := stored(msgs, 0, serverTs)
@@ -65,7 +82,14 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 }
 
 func BenchmarkRecordsToMessages(b *testing.B) {
-	batch := kafkaBatch(b, benchRecords())
+	benchmarkRecordsToMessages(b, kafkaBatch(b, benchRecords()))
+}
+
+func BenchmarkIdempotentRecordsToMessages(b *testing.B) {
+	benchmarkRecordsToMessages(b, idempotent(kafkaBatch(b, benchRecords())))
+}
+
+func benchmarkRecordsToMessages(b *testing.B, batch kbatch.Records) {
 	var enc Encoder
 	var msgs []Message
 	b.SetBytes(int64(batch.Header.Length) + 12) // the Kafka batch's size

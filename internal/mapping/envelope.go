@@ -40,7 +40,7 @@ func envelopeSize(rec *kbatch.Record) int {
 	}
 }
 
-func (e *Encoder) appendEnvelope(m Message, rec *kbatch.Record, tsHeader bool) (Message, error) {
+func (e *Encoder) appendEnvelope(m Message, rec *kbatch.Record, tsHeader bool, p *Producer) (Message, error) {
 	if envelopeSize(rec) > MaxPayloadSize {
 		return Message{}, ErrTooLarge
 	}
@@ -70,7 +70,7 @@ func (e *Encoder) appendEnvelope(m Message, rec *kbatch.Record, tsHeader bool) (
 		e.buf = appendField(e.buf, value)
 	}
 	payloadEnd := len(e.buf)
-	e.buf = e.appendGatewayHeaders(e.buf, rec.Timestamp, tsHeader)
+	e.buf = e.appendGatewayHeaders(e.buf, rec.Timestamp, tsHeader, p)
 	e.buf = appendHeader(e.buf, HeaderEnvelope, KindRaw, envelopeValue)
 	m.Payload = e.buf[start:payloadEnd:payloadEnd]
 	m.Headers = e.buf[payloadEnd:len(e.buf):len(e.buf)]

@@ -86,7 +86,8 @@ func FuzzRecordToMessageRoundTrip(f *testing.F) {
 }
 
 // FuzzMessageToRecord: any stored message either maps to a record or fails with a
-// MessageError, never panics, and a mapped record survives the Kafka batch encoding.
+// MessageError, never panics, and a mapped record survives the Kafka batch encoding; its
+// producer headers read back or fail as corrupt.
 func FuzzMessageToRecord(f *testing.F) {
 	for _, r := range []trec{
 		{ts: ts0, key: b("k"), value: b("v"), headers: []kbatch.RecordHeader{h("a", b("1"))}},
@@ -95,10 +96,15 @@ func FuzzMessageToRecord(f *testing.F) {
 	} {
 		m := produce(f, []trec{r})[0]
 		f.Add(m.OriginTimestamp, uint64(serverTs), m.Payload, m.Headers)
+		m = produceAs(f, []trec{r}, &Producer{ID: 1, Records: 1})[0]
+		f.Add(m.OriginTimestamp, uint64(serverTs), m.Payload, m.Headers)
 	}
 	f.Add(uint64(0), uint64(serverTs), []byte("native"), block(KindString, "content-type", KindString, "json"))
 	f.Fuzz(func(t *testing.T, origin, server uint64, payload, headers []byte) {
 		m := Stored{Offset: 5, Timestamp: server, OriginTimestamp: origin, Payload: payload, Headers: headers}
+		if _, _, err := ProducerOfMessage(&m); err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("producer headers: %v is not ErrCorrupt", err)
+		}
 		rec, err := ToRecord(&m, nil)
 		if err != nil {
 			var me *MessageError

@@ -6,6 +6,8 @@ import "encoding/binary"
 const (
 	KindRaw    = 1
 	KindString = 2
+	KindInt16  = 5
+	KindInt32  = 6
 	KindInt64  = 7
 
 	maxKind = 15

@@ -37,7 +37,11 @@ func kafkaBatch(t testing.TB, recs []trec) kbatch.Records {
 }
 
 // produce maps every record of recs to a message, checking each against Iggy's rules.
-func produce(t testing.TB, recs []trec) []Message {
+func produce(t testing.TB, recs []trec) []Message { t.Helper(); return produceAs(t, recs, nil) }
+
+// produceAs is produce for an idempotent batch of producer p when p is not nil: its first
+// message carries the producer headers.
+func produceAs(t testing.TB, recs []trec, p *Producer) []Message {
 	t.Helper()
 	batch := kafkaBatch(t, recs)
 	w := WindowOf(&batch)
@@ -46,7 +50,13 @@ func produce(t testing.TB, recs []trec) []Message {
 	it := batch.Iter()
 	var r kbatch.Record
 	for it.Next(&r) {
-		m, err := e.Append(&r, w)
+		var m Message
+		var err error
+		if p != nil && len(msgs) == 0 {
+			m, err = e.AppendFirst(&r, w, *p)
+		} else {
+			m, err = e.Append(&r, w)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,18 @@ const (
 	HeaderEnvelope = "kafka.envelope"
 	// HeaderPrefix prefixes every Kafka record header name.
 	HeaderPrefix = "kafka.h."
+
+	// The idempotent producer of a batch, on the batch's first message only
+	// (docs/STORAGE-FORMAT.md §2.4).
+
+	// HeaderProducerID holds the producer id (Int64).
+	HeaderProducerID = "kafka.pid"
+	// HeaderProducerEpoch holds the producer epoch (Int16).
+	HeaderProducerEpoch = "kafka.epoch"
+	// HeaderSequence holds the batch's base sequence (Int32).
+	HeaderSequence = "kafka.seq"
+	// HeaderRecords holds the number of records in the batch (Int32).
+	HeaderRecords = "kafka.count"
 )
 
 // Versions this build writes and reads.

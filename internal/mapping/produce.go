@@ -30,16 +30,26 @@ func (e *Encoder) Reset() { e.buf = e.buf[:0] }
 // WindowOf). The returned slices alias rec.Value or the Encoder's scratch space, and stay
 // valid until Reset. It fails only with ErrTooLarge.
 func (e *Encoder) Append(rec *kbatch.Record, w Window) (Message, error) {
+	return e.append(rec, w, nil)
+}
+
+// AppendFirst is Append for the first record of an idempotent batch: the message also carries
+// the batch's producer (see ProducerOf).
+func (e *Encoder) AppendFirst(rec *kbatch.Record, w Window, p Producer) (Message, error) {
+	return e.append(rec, w, &p)
+}
+
+func (e *Encoder) append(rec *kbatch.Record, w Window, p *Producer) (Message, error) {
 	origin, tsHeader := w.stamp(rec.Timestamp)
 	m := Message{OriginTimestamp: origin}
-	if e.needsEnvelope(rec, tsHeader) {
-		return e.appendEnvelope(m, rec, tsHeader)
+	if e.needsEnvelope(rec, tsHeader, p != nil) {
+		return e.appendEnvelope(m, rec, tsHeader, p)
 	}
 	if len(rec.Value) > MaxPayloadSize {
 		return Message{}, ErrTooLarge
 	}
 	start := len(e.buf)
-	e.buf = e.appendGatewayHeaders(e.buf, rec.Timestamp, tsHeader)
+	e.buf = e.appendGatewayHeaders(e.buf, rec.Timestamp, tsHeader, p)
 	switch {
 	case rec.Value == nil:
 		m.Payload = placeholder
@@ -64,13 +74,17 @@ func (e *Encoder) Append(rec *kbatch.Record, w Window) (Message, error) {
 	return m, nil
 }
 
-// appendGatewayHeaders appends kafka.v and, when needed, kafka.ts.
-func (e *Encoder) appendGatewayHeaders(dst []byte, millis int64, tsHeader bool) []byte {
+// appendGatewayHeaders appends kafka.v, kafka.ts when needed, and the producer headers when p
+// is not nil.
+func (e *Encoder) appendGatewayHeaders(dst []byte, millis int64, tsHeader bool, p *Producer) []byte {
 	dst = appendHeader(dst, HeaderVersion, KindRaw, versionValue)
 	if tsHeader {
 		var ts [8]byte
 		binary.LittleEndian.PutUint64(ts[:], uint64(millis))
 		dst = appendHeader(dst, HeaderTimestamp, KindInt64, ts[:])
+	}
+	if p != nil {
+		dst = appendProducerHeaders(dst, p)
 	}
 	return dst
 }
@@ -78,14 +92,17 @@ func (e *Encoder) appendGatewayHeaders(dst []byte, millis int64, tsHeader bool) 
 // needsEnvelope reports whether rec has something Iggy headers cannot hold: an empty or
 // over-long key, a header name over-long once prefixed or not valid UTF-8 (it becomes a
 // String-kind key), a null, empty or over-long header value, a repeated header name, or a
-// header block over MaxHeadersSize.
-func (e *Encoder) needsEnvelope(rec *kbatch.Record, tsHeader bool) bool {
+// header block over MaxHeadersSize (producer headers included).
+func (e *Encoder) needsEnvelope(rec *kbatch.Record, tsHeader, producer bool) bool {
 	if rec.Key != nil && (len(rec.Key) == 0 || len(rec.Key) > MaxHeaderField) {
 		return true
 	}
 	size := headerEntrySize(len(HeaderVersion), len(versionValue))
 	if tsHeader {
 		size += headerEntrySize(len(HeaderTimestamp), 8)
+	}
+	if producer {
+		size += producerHeadersSize
 	}
 	switch {
 	case rec.Value == nil:

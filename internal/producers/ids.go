@@ -1,4 +1,5 @@
-// Package producers allocates Kafka producer ids (and will hold idempotent producer state).
+// Package producers allocates Kafka producer ids and keeps the idempotent-producer state of
+// partitions (state.go, rebuild.go; docs/IDEMPOTENCE.md).
 //
 // # Producer id scheme
 //
