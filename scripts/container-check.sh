@@ -31,6 +31,7 @@ fail() {
 
 # --- cleanup: everything this script started, in reverse order -----------------------------
 dockerd_pid=""
+had_docker0=""
 compose_files=(-f deploy/compose.yaml -f deploy/compose.memserver.yaml)
 cleanup() {
   local rc=$?
@@ -52,6 +53,10 @@ cleanup() {
       $sudo umount -l "$m" 2>/dev/null
     done
     $sudo rm -rf "$work/docker"
+    # ...and the default bridge it created, unless it was there before.
+    if [ -z "$had_docker0" ] && ip link show docker0 >/dev/null 2>&1; then
+      $sudo ip link delete docker0 2>/dev/null
+    fi
   fi
   if [ "$rc" -ne 0 ] && [ -f "$work/dockerd.log" ] && [ -n "$dockerd_pid" ]; then
     echo "--- last lines of dockerd's log ($work/dockerd.log)"
@@ -108,6 +113,7 @@ else
   mkdir -p "$work"
   $sudo rm -rf "$work/docker"
   mkdir -p "$work/docker"
+  had_docker0=$(ip link show docker0 2>/dev/null || true)
   export DOCKER_HOST="unix://$work/docker/docker.sock"
   $sudo dockerd --host "$DOCKER_HOST" --data-root "$work/docker/data" --exec-root "$work/docker/exec" \
     --pidfile "$work/docker/dockerd.pid" >"$work/dockerd.log" 2>&1 &
