@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 )
 
 // The conformance suite drives every client command and error path against a server: a real
@@ -232,7 +233,8 @@ func TestConformanceTopics(t *testing.T) {
 		t.Fatalf("created %+v", tp)
 	}
 	for i, p := range tp.Partitions {
-		if p.ID != uint32(i) || p.MessagesCount != 0 || p.HighWatermark() != 0 {
+		// A 0.9 server's CreateTopic reply counts no segments yet.
+		if p.ID != uint32(i) || p.MessagesCount != 0 || p.HighWatermark() != 0 || p.SegmentsCount != 0 {
 			t.Errorf("partition %d = %+v", i, p)
 		}
 	}
@@ -241,6 +243,17 @@ func TestConformanceTopics(t *testing.T) {
 	}
 	_, err = c.CreateTopic(ctx, sid, "orders", 1, TopicOptions{})
 	wantCode(t, "duplicate topic", err, CodeTopicNameAlreadyExists)
+	for _, o := range []struct{ key, value string }{
+		// What the official Python SDK 0.9.0 sends on every create_topic; a 0.9 server refuses it.
+		{"durability", "replicated"},
+		{"consumer_offset_durability", "replicated"},
+		{"no_such_option", "x"},
+	} {
+		body := wire.AppendCreateTopic(nil, &wire.CreateTopicRequest{Stream: sid, PartitionsCount: 1, Name: unique("opt")})
+		body = wire.AppendOption(body, o.key, HeaderString, []byte(o.value))
+		err := c.do(ctx, wire.CodeCreateTopic, body, nil)
+		wantCode(t, "CreateTopic with option "+o.key, err, CodeUnsupportedOptionKey)
+	}
 	_, err = c.CreateTopic(ctx, Name(unique("missing")), "t", 1, TopicOptions{})
 	wantCode(t, "topic in missing stream", err, CodeStreamIDNotFound, CodeStreamNameNotFound)
 

@@ -278,7 +278,13 @@ func (s *state) createTopic(sess *session, streamID wire.Identifier, name string
 	t.id = st.topics.insert(t)
 	st.topicIndex[name] = t.id
 	s.committed()
-	return t.view(true), nil
+	v := t.view(true)
+	for i := range v.Partitions {
+		// The real 0.9 server answers CreateTopic before the partitions' first segments exist:
+		// its reply reports 0 segments, later GetTopic replies at least 1.
+		v.Partitions[i].SegmentsCount = 0
+	}
+	return v, nil
 }
 
 // getTopic is GetTopic (300); found is false for an unknown stream or topic.

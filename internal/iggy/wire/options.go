@@ -25,10 +25,6 @@ const (
 	OptionMessagesRequiredToSave       = "messages_required_to_save"
 	OptionSizeOfMessagesRequiredToSave = "size_of_messages_required_to_save"
 	OptionPreallocateSegments          = "preallocate_segments"
-	// The official 0.9 SDKs send these two on every CreateTopic (value "replicated" or
-	// "persisted"), so a 0.9 server accepts them although the reference snapshot lacks them.
-	OptionDurability               = "durability"
-	OptionConsumerOffsetDurability = "consumer_offset_durability"
 )
 
 // Compression algorithm codes of TopicHeader.
@@ -108,7 +104,9 @@ func ParseOptions(block []byte, fn func(key string, valueKind uint8, value []byt
 }
 
 // DecodeTopicOptions decodes the options block of CreateTopic (create = true) or UpdateTopic.
-// Unknown keys are rejected with 4041 and bad values with 4042, as the server does. The
+// Unknown keys are rejected with 4041 and bad values with 4042, as the server does: the 0.9
+// server refuses the "durability" and "consumer_offset_durability" keys that the official
+// Python SDK 0.9.0 sends on every CreateTopic. The
 // create-only tuning keys are validated and otherwise ignored: they tune storage the codec's
 // users do not model. Expiry and size accept the Uint64 kind and the strings "none",
 // "unlimited" and "server_default"; human durations such as "7 days" are rejected.
@@ -146,10 +144,6 @@ func DecodeTopicOptions(block []byte, create bool) (TopicOptions, error) {
 			}
 		case OptionMessagesRequiredToSave:
 			if kind != HeaderUint32 || len(v) != 4 || binary.LittleEndian.Uint32(v) == 0 {
-				return bad()
-			}
-		case OptionDurability, OptionConsumerOffsetDurability:
-			if kind != HeaderString || (string(v) != "replicated" && string(v) != "persisted") {
 				return bad()
 			}
 		case OptionEnforceFsync, OptionPreallocateSegments:

@@ -56,6 +56,21 @@ def offset_target(kind, consumer, stream, topic, partition):
     return bytes([kind]) + identifier(consumer) + identifier(stream) + identifier(topic) + struct.pack("<BI", 1, partition)
 
 
+def create_topic_body(stream, name, partitions):
+    """A CreateTopic (302) body without options: every setting at the server default."""
+    return identifier(stream) + struct.pack("<I", partitions) + bytes([len(name)]) + name.encode()
+
+
+def created_segment_counts(reply):
+    """segments_count of each PartitionResponse in a CreateTopic reply (TopicHeader + partitions)."""
+    partitions = struct.unpack_from("<I", reply, 12)[0]
+    pos = 4 + 8 + 4 + 8 + 1 + 8 + 8 + 8
+    pos += 1 + reply[pos]  # name
+    for _ in range(2):  # explicit and derived options
+        pos += 4 + struct.unpack_from("<I", reply, pos)[0]
+    return [struct.unpack_from("<I", reply, pos + 40 * i + 12)[0] for i in range(partitions)]
+
+
 async def main(addr):
     stream = f"fidelity-{uuid.uuid4().hex[:8]}"
     topic = "events"
@@ -78,7 +93,14 @@ async def main(addr):
     check("get missing stream is None", await client.get_stream(f"{stream}-missing") is None)
     await expect_error("create duplicate stream fails", client.create_stream(stream), "exist")
 
-    await client.create_topic(stream, topic, 3)
+    # The SDK's create_topic always sends the "durability" and "consumer_offset_durability"
+    # options, which a 0.9 server refuses (4041 UnsupportedOptionKey); create the topic with a
+    # raw CreateTopic (302) without options instead.
+    await expect_error("create_topic with the SDK's durability options is refused",
+                       client.create_topic(stream, topic, 3), "unsupported option")
+    raw = await client.send_binary_request(302, create_topic_body(stream, topic, 3))
+    check("raw CreateTopic reports 0 segments per new partition", created_segment_counts(raw) == [0, 0, 0],
+          repr(created_segment_counts(raw)))
     t = await client.get_topic(stream, topic)
     check("create and get topic", t is not None and t.name == topic and t.partitions_count == 3, repr(t))
     check("partition ids are 0-based", t is not None and [p.id for p in t.partitions] == [0, 1, 2],
@@ -189,7 +211,7 @@ async def main(addr):
                                             polling_strategy=PollingStrategy.First(), count=1, auto_commit=False),
                        "topic", "2010")
     await expect_error("create a topic in a missing stream fails",
-                       client.create_topic(f"{stream}-missing", "t", 1), "stream", "1009")
+                       client.send_binary_request(302, create_topic_body(f"{stream}-missing", "t", 1)), "stream", "1009")
 
     await client.delete_stream(stream)
     check("delete stream", await client.get_stream(stream) is None)
