@@ -111,16 +111,8 @@ func (b *bench) startGateway(ctx context.Context) error {
 
 // ensureStream creates the gateway's stream when a direct-only run has no gateway to do it.
 func (b *bench) ensureStream(ctx context.Context) error {
-	stream := iggy.Name(b.o.IggyStream)
-	_, err := b.iggy.GetStream(ctx, stream)
-	if err == nil {
-		return nil
-	}
-	if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
+	if _, err := iggy.EnsureStream(ctx, b.iggy, b.o.IggyStream); err != nil {
 		return fmt.Errorf("stream %q: %w", b.o.IggyStream, err)
-	}
-	if _, err := b.iggy.CreateStream(ctx, b.o.IggyStream); err != nil && !iggy.IsCode(err, iggy.CodeStreamNameAlreadyExists) {
-		return fmt.Errorf("create stream %q: %w", b.o.IggyStream, err)
 	}
 	return nil
 }
