@@ -76,6 +76,7 @@ type Bridge struct {
 	Username    string
 	Password    Secret
 	RetryWindow time.Duration
+	PoolSize    int // connections shared by requests
 	TLSEnabled  bool
 	TLSDomain   string
 	TLSCAFile   string
