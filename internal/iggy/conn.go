@@ -96,15 +96,6 @@ func (cn *Conn) lock(ctx context.Context) error {
 	}
 }
 
-func (cn *Conn) tryLock() bool {
-	select {
-	case cn.sem <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
 func (cn *Conn) unlock() { <-cn.sem }
 
 // Session returns the current session number. It changes when the connection re-logs in, which

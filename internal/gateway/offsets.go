@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -39,7 +39,7 @@ const offsetsCloseTimeout = 10 * time.Second
 
 // closeOffsets writes a checkpoint of what changed since the last one, so the next start
 // replays nothing. Call it once no request can commit any more.
-func (g *gateway) closeOffsets() {
+func (g *Gateway) closeOffsets() {
 	if g.offsets == nil {
 		return
 	}
