@@ -64,7 +64,7 @@ func (b *bench) start(ctx context.Context) error {
 	var err error
 	b.iggy, err = iggy.Dial(ctx, iggy.Config{Addr: b.iggyAddr, Username: o.IggyUsername, Password: o.IggyPassword, SDKName: "iggy-gateway-load"})
 	if err != nil {
-		return fmt.Errorf("Iggy at %s: %w", b.iggyAddr, err)
+		return fmt.Errorf("connecting to Iggy at %s: %w", b.iggyAddr, err)
 	}
 	if o.Gateway {
 		if err := b.startGateway(ctx); err != nil {
