@@ -1,8 +1,9 @@
 // Command iggy-gateway-kafka serves the Kafka wire protocol and stores data in Apache Iggy.
 //
-// Startup: configuration → logging → (dev mode: in-memory Iggy) → bridge to Iggy → Kafka
-// listeners. SIGTERM or SIGINT stops accepting, drains in-flight requests up to the drain
-// timeout, closes the Iggy sessions and exits 0; a second signal exits at once.
+// It parses the configuration, sets up logging and runs the gateway that package
+// internal/gateway builds from it. SIGTERM or SIGINT stops accepting, drains in-flight
+// requests up to the drain timeout, closes the Iggy sessions and exits 0; a second signal
+// exits at once.
 package main
 
 import (

@@ -64,7 +64,7 @@ func (b *bench) start(ctx context.Context) error {
 	var err error
 	b.iggy, err = iggy.Dial(ctx, iggy.Config{Addr: b.iggyAddr, Username: o.IggyUsername, Password: o.IggyPassword, SDKName: "iggy-gateway-load"})
 	if err != nil {
-		return fmt.Errorf("Iggy at %s: %w", b.iggyAddr, err)
+		return fmt.Errorf("connecting to Iggy at %s: %w", b.iggyAddr, err)
 	}
 	if o.Gateway {
 		if err := b.startGateway(ctx); err != nil {
@@ -111,16 +111,8 @@ func (b *bench) startGateway(ctx context.Context) error {
 
 // ensureStream creates the gateway's stream when a direct-only run has no gateway to do it.
 func (b *bench) ensureStream(ctx context.Context) error {
-	stream := iggy.Name(b.o.IggyStream)
-	_, err := b.iggy.GetStream(ctx, stream)
-	if err == nil {
-		return nil
-	}
-	if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
+	if _, err := iggy.EnsureStream(ctx, b.iggy, b.o.IggyStream); err != nil {
 		return fmt.Errorf("stream %q: %w", b.o.IggyStream, err)
-	}
-	if _, err := b.iggy.CreateStream(ctx, b.o.IggyStream); err != nil && !iggy.IsCode(err, iggy.CodeStreamNameAlreadyExists) {
-		return fmt.Errorf("create stream %q: %w", b.o.IggyStream, err)
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 		}
 	}
 
-	pool := sync.Pool{New: func() any { return make([]byte, o.RecordSize) }}
+	pool := sync.Pool{New: func() any { v := make([]byte, o.RecordSize); return &v }}
 	var failed atomic.Int64
 	var firstErr atomic.Pointer[error]
 	start := time.Now()
@@ -91,13 +91,14 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 		go func() {
 			defer wg.Done()
 			for seq := uint64(j); seq < uint64(o.Records); seq += uint64(o.Producers) {
-				v := pool.Get().([]byte)
+				vp := pool.Get().(*[]byte)
+				v := *vp
 				fillValue(v, seq)
 				rec := &kgo.Record{Topic: b.gwTopic, Partition: int32(b.l.partition(seq)), Value: v}
 				t0 := time.Now()
 				cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 					r.RecordLatency.add(time.Since(t0))
-					pool.Put(v)
+					pool.Put(vp)
 					if err != nil && failed.Add(1) == 1 {
 						firstErr.Store(&err)
 					}

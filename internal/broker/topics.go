@@ -25,7 +25,7 @@ func (b *Broker) createNewTopic(ctx context.Context, kafkaTopic string, partitio
 	t := b.topics.Map().Resolve(kafkaTopic)
 	topic, err := b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
 	if isNotFound(err) {
-		if _, serr := b.iggy.CreateStream(ctx, t.Stream); serr != nil && !iggy.IsCode(serr, iggy.CodeStreamNameAlreadyExists) {
+		if _, serr := iggy.EnsureStream(ctx, b.iggy, t.Stream); serr != nil {
 			return topicmap.Resolved{}, fmt.Errorf("create stream %q: %w", t.Stream, serr)
 		}
 		topic, err = b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)

@@ -78,6 +78,7 @@ type Bridge struct {
 	Username    string
 	Password    Secret
 	RetryWindow time.Duration
+	PoolSize    int // connections shared by requests
 	TLSEnabled  bool
 	TLSDomain   string
 	TLSCAFile   string

@@ -33,6 +33,7 @@ func TestDefaults(t *testing.T) {
 		{"iggy addr", c.Bridge.Addr, "127.0.0.1:8090"},
 		{"username", c.Bridge.Username, "iggy"},
 		{"retry window", c.Bridge.RetryWindow, 60 * time.Second},
+		{"iggy pool", c.Bridge.PoolSize, 4},
 		{"stream", c.DefaultStream, "kafka"},
 		{"map stream", c.TopicMap.DefaultStream(), "kafka"},
 		{"node", c.NodeID, 1},
@@ -126,6 +127,8 @@ func TestInvalidValues(t *testing.T) {
 		{"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=maybe", []string{"COORDINATOR_LOG_ENABLED", "auto|true|false"}},
 		{"IGGY_KAFKA_COORDINATOR_LOG_RECOVERY=maybe", []string{"COORDINATOR_LOG_RECOVERY", "fallback|fail|skip"}},
 		{"IGGY_KAFKA_MAX_CONNECTIONS=0", []string{"MAX_CONNECTIONS"}},
+		{"IGGY_KAFKA_IGGY_POOL_SIZE=0", []string{"IGGY_POOL_SIZE", "from 1 to 256"}},
+		{"IGGY_KAFKA_IGGY_POOL_SIZE=257", []string{"IGGY_POOL_SIZE", "from 1 to 256"}},
 		{"IGGY_KAFKA_IGGY_STREAM=__iggy_kafka_gateway", []string{"IGGY_STREAM", "reserved"}},
 	}
 	for _, tt := range tests {

@@ -73,6 +73,8 @@ var settings = []*setting{
 		set:   func(c *Config, v string) error { c.Bridge.Password = Secret(v); return nil }},
 	durationSetting("IGGY_CONNECT_RETRY", 60*time.Second, "how long startup retries a refused or timed-out Iggy connection before failing",
 		func(c *Config) *time.Duration { return &c.Bridge.RetryWindow }),
+	intSetting("IGGY_POOL_SIZE", 4, 1, 256, "connections to Iggy that Kafka requests share (Iggy serves one request at a time per connection)",
+		func(c *Config) *int { return &c.Bridge.PoolSize }),
 	boolSetting("IGGY_TLS_ENABLED", false, "TLS on the gateway→Iggy connection",
 		func(c *Config) *bool { return &c.Bridge.TLSEnabled }),
 	strSetting("IGGY_TLS_DOMAIN", "", "host name", "server name checked on the Iggy TLS connection (default: from IGGY_ADDR)",

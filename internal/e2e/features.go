@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"testing"
 )
 
 // Feature is a gateway capability that scenarios depend on.
@@ -63,12 +62,4 @@ func pendingReason(needs []Feature) string {
 		}
 	}
 	return ""
-}
-
-// skipIfPending skips t when one of needs is pending.
-func skipIfPending(t testing.TB, needs ...Feature) {
-	t.Helper()
-	if reason := pendingReason(needs); reason != "" {
-		t.Skip("pending: " + reason)
-	}
 }

@@ -37,8 +37,8 @@ func TestFranzGoGroups(t *testing.T) {
 // they rejoin by themselves (their member ids are gone with the old process), resume from the
 // committed offsets and read what is produced afterwards. Nothing is lost, and what is read
 // twice was read after the last commit before the restart (at-least-once).
-func franzGroupAcrossRestart(t *testing.T, env *Env) {
-	env = startRestartableEnv(t)
+func franzGroupAcrossRestart(t *testing.T, _ *Env) {
+	env := startRestartableEnv(t)
 	topic := env.CreateTopic(t, 4)
 	group := "g-" + topic
 	ctx := ctxFor(t, 3*time.Minute)
@@ -581,8 +581,8 @@ func javaStaticMemberRestart(t *testing.T, env *Env) {
 // and a leader epoch; the gateway process restarts; kafka-consumer-groups.sh describes the
 // committed offsets and lag, resets them, deletes offsets and the group, and the deletion
 // survives another restart.
-func javaConsumerGroupsAfterRestart(t *testing.T, env *Env) {
-	env = startRestartableEnv(t)
+func javaConsumerGroupsAfterRestart(t *testing.T, _ *Env) {
+	env := startRestartableEnv(t)
 	topic := env.CreateTopic(t, 2)
 	group, adminGroup := "g-"+topic, "admin-"+topic
 	b := env.Bootstrap

@@ -71,13 +71,8 @@ func (b *iggyBackend) createTopic(ctx context.Context, name string, partitions i
 	if err != nil {
 		return err
 	}
-	if _, err := c.GetStream(ctx, iggy.Name(kafkaStream)); err != nil {
-		if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
-			return err
-		}
-		if _, err := c.CreateStream(ctx, kafkaStream); err != nil && !iggy.IsCode(err, iggy.CodeStreamNameAlreadyExists) {
-			return err
-		}
+	if _, err := iggy.EnsureStream(ctx, c, kafkaStream); err != nil {
+		return err
 	}
 	_, err = c.CreateTopic(ctx, iggy.Name(kafkaStream), name, uint32(partitions), iggy.TopicOptions{})
 	return err

@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 )
 
-// Client is a pool of logged-in connections. Each call runs on an idle connection when one
-// is free (otherwise it queues on one, round robin). Client implements API.
+// Client is a pool of logged-in connections. Each call runs on an idle connection; when none
+// is idle it waits for the first one that any other call gives back. Client implements API.
 type Client struct {
 	commands
 	cfg   *Config
 	conns []*Conn
-	next  atomic.Uint32
+	idle  chan *Conn // the connections no call holds; a call takes one and gives it back
 
 	mu       sync.Mutex
 	acquired map[*Conn]struct{}
@@ -28,7 +27,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := &Client{cfg: c, acquired: map[*Conn]struct{}{}}
+	cl := &Client{cfg: c, acquired: map[*Conn]struct{}{}, idle: make(chan *Conn, c.PoolSize)}
 	cl.commands = commands{x: cl}
 	for range c.PoolSize {
 		cn, err := dialConn(ctx, c)
@@ -37,6 +36,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, err
 		}
 		cl.conns = append(cl.conns, cn)
+		cl.idle <- cn
 	}
 	return cl, nil
 }
@@ -45,26 +45,33 @@ func (cl *Client) exchange(ctx context.Context, c *call, decode func([]byte) err
 	if cl.isClosed() {
 		return ErrClosed
 	}
-	cn, err := cl.pick(ctx)
+	cn, err := cl.take(ctx)
 	if err != nil {
 		return &ConnError{Op: commandName(c.code), Err: err}
 	}
-	defer cn.unlock()
+	defer cl.give(cn)
 	return cn.exchangeLocked(ctx, c, decode)
 }
 
-// pick returns a locked connection: the first idle one from a rotating start, or else the
-// start one once it frees up (or ctx ends).
-func (cl *Client) pick(ctx context.Context) (*Conn, error) {
-	n := uint32(len(cl.conns))
-	start := cl.next.Add(1)
-	for i := range n {
-		if cn := cl.conns[(start+i)%n]; cn.tryLock() {
-			return cn, nil
+// take returns a locked connection of the pool: an idle one, or else the first one another
+// call gives back (or ctx ends). The lock waits only for a keepalive ping in progress.
+func (cl *Client) take(ctx context.Context) (*Conn, error) {
+	select {
+	case cn := <-cl.idle:
+		if err := cn.lock(ctx); err != nil {
+			cl.idle <- cn
+			return nil, err
 		}
+		return cn, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	cn := cl.conns[start%n]
-	return cn, cn.lock(ctx)
+}
+
+// give returns a connection that take handed out.
+func (cl *Client) give(cn *Conn) {
+	cn.unlock()
+	cl.idle <- cn
 }
 
 func (cl *Client) isClosed() bool {

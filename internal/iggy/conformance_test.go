@@ -878,7 +878,7 @@ func TestConformanceReconnect(t *testing.T) {
 	// A send on a connection the server closed while it was idle goes out on a new session:
 	// it was never written, so it cannot have landed.
 	px.cut()
-	time.Sleep(50 * time.Millisecond) // let the close reach the client
+	awaitPeerClosed(t, cn)
 	conf, err := cn.SendMessages(ctx, ID(s.ID), Name("t"), 0, []Message{{Payload: []byte("x")}})
 	if err != nil || conf.BaseOffset != 0 {
 		t.Fatalf("send after an idle connection was dropped: %+v, %v", conf, err)

@@ -46,6 +46,9 @@ type Conn struct {
 	rbuf    []byte
 	hdr     [wire.HeaderSize]byte
 	closed  bool
+	// stale: a round trip's cancellation started after its reply was read, and may still
+	// set a past deadline on the socket at any moment; the next exchange must not use it.
+	stale bool
 
 	stopPing  context.CancelFunc // ends the ping loop and any ping it is running
 	pingDone  chan struct{}
@@ -90,15 +93,6 @@ func (cn *Conn) lock(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	}
-}
-
-func (cn *Conn) tryLock() bool {
-	select {
-	case cn.sem <- struct{}{}:
-		return true
-	default:
-		return false
 	}
 }
 
@@ -188,6 +182,9 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 		}
 		if err := ctx.Err(); err != nil {
 			return &ConnError{Op: name, Err: err}
+		}
+		if cn.stale {
+			cn.drop() // nothing was sent on it yet: the request goes out on a fresh socket
 		}
 		if cn.nc == nil {
 			if err := cn.connect(ctx); err != nil {
@@ -344,20 +341,28 @@ func (cn *Conn) drop() {
 		cn.nc = nil
 	}
 	cn.session = 0
+	cn.stale = false
 }
 
 // roundTrip writes one request frame and reads its reply, resending the identical frame on
 // TransientNotCommitted and TransientNotAccepted. It returns the reply payload (after the
 // result section for result-framed replies), which aliases cn.rbuf, and whether the request
-// was written. Errors: *Error for a server rejection, a sessionLostError, or an I/O or
-// protocol error after which the connection must be dropped.
+// was written (a write that failed before its first byte sent nothing). Errors: *Error for a
+// server rejection, a sessionLostError, or an I/O or protocol error after which the
+// connection must be dropped.
 func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint32, reqNo uint64, body, tail []byte) (payload []byte, sent bool, err error) {
 	nc := cn.nc
-	if d, ok := ctx.Deadline(); ok {
-		_ = nc.SetDeadline(d)
-	}
+	d, _ := ctx.Deadline() // zero (none) clears a deadline an earlier exchange left
+	_ = nc.SetDeadline(d)
+	// Cancelling ctx interrupts the I/O by moving the deadline into the past. stop does not
+	// wait for an interrupt that has already started: that one may land after this round trip
+	// returned, during the next exchange on nc, so nc must not carry another exchange.
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	defer func() {
+		if !stop() {
+			cn.stale = true
+		}
+	}()
 
 	session := cn.session
 	if op == wire.OpRegister {
@@ -377,13 +382,16 @@ func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint3
 
 	notAcceptedSince := time.Time{}
 	for {
+		var n int64
 		if tail == nil {
-			_, err = nc.Write(frame)
+			var w int
+			w, err = nc.Write(frame)
+			n = int64(w)
 		} else {
 			bufs := net.Buffers{frame, tail}
-			_, err = bufs.WriteTo(nc)
+			n, err = bufs.WriteTo(nc)
 		}
-		sent = true
+		sent = sent || n > 0 // a resend follows a send that went out
 		if err != nil {
 			return nil, sent, err
 		}

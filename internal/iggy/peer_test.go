@@ -28,13 +28,35 @@ func TestSendAfterServerDroppedIdleConnection(t *testing.T) {
 	}
 	for i := range 3 {
 		srv.DropConnections()
-		time.Sleep(50 * time.Millisecond) // let the close reach this side
+		awaitPeerClosed(t, c.conns...)
 		conf, err := c.SendMessages(ctx, ID(s.ID), ID(tp.ID), 0, []Message{{Payload: []byte{byte('a' + i)}}})
 		if err != nil {
 			t.Fatalf("send %d after the server dropped the connection: %v", i, err)
 		}
 		if conf.BaseOffset != uint64(i) {
 			t.Fatalf("send %d stored at offset %d", i, conf.BaseOffset)
+		}
+	}
+}
+
+// awaitPeerClosed waits until each of conns sees that the server closed its socket (or has
+// dropped it already), failing t after 10 s.
+func awaitPeerClosed(t *testing.T, conns ...*Conn) {
+	t.Helper()
+	closed := func(cn *Conn) bool {
+		if err := cn.lock(testCtx(t)); err != nil {
+			return false
+		}
+		defer cn.unlock()
+		return cn.nc == nil || peerClosed(cn.nc)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, cn := range conns {
+		for !closed(cn) {
+			if time.Now().After(deadline) {
+				t.Fatal("the server's close did not reach the client within 10 s")
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 }

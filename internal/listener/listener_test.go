@@ -337,15 +337,16 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 
 // When the drain window ends first, handlers are cancelled and connections closed.
 func TestShutdownDeadlineAborts(t *testing.T) {
+	running := make(chan struct{})
 	d := routes{60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		close(running)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}}}
 	s := startServer(t, d, nil)
 	c := dial(t, s.addr)
 	c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
-	waitFor(t, func() bool { return s.OpenConnections() == 1 })
-	time.Sleep(20 * time.Millisecond)
+	<-running
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {

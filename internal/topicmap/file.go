@@ -49,7 +49,7 @@ func Load(path string) (*Map, error) {
 		if t.Stream == "" {
 			return nil, fmt.Errorf("topic map %s: topics.%q: stream is required", path, name)
 		}
-		overrides[name] = Target{Stream: t.Stream, Topic: t.Topic}
+		overrides[name] = Target(t)
 	}
 	m, err := New(*f.DefaultStream, overrides)
 	if err != nil {

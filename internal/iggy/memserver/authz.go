@@ -53,11 +53,6 @@ func allow(ok bool) *opError {
 	return deny(codeUnauthorized)
 }
 
-func (g grants) readServers() *opError {
-	gl := g.global()
-	return allow(g.root || gl.ManageServers || gl.ReadServers)
-}
-
 func (g grants) readUsers() *opError {
 	gl := g.global()
 	return allow(g.root || gl.ManageUsers || gl.ReadUsers)

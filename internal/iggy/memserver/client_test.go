@@ -2,7 +2,6 @@ package memserver
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"net"
 	"testing"
 	"time"
@@ -151,5 +150,3 @@ func connect(t testing.TB, srv *Server) *rawClient {
 	c.login("iggy", "iggy")
 	return c
 }
-
-func u32(n uint32) []byte { return binary.LittleEndian.AppendUint32(nil, n) }

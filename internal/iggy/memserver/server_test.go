@@ -3,7 +3,6 @@ package memserver
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -333,19 +332,20 @@ func TestConcurrentClients(t *testing.T) {
 	admin.ok(wire.CodeCreateStream, wire.AppendCreateStream(nil, "s"))
 	admin.ok(wire.CodeCreateTopic, wire.AppendCreateTopic(nil, &wire.CreateTopicRequest{Stream: wire.Identifier{Name: "s"}, PartitionsCount: 1, Name: "t"}))
 	const clients, sends = 8, 20
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := connect(t, srv)
-			for j := range sends {
-				c.ok(wire.CodeSendMessages, sendBody(t, "s", "t", 0, fmt.Sprintf("%d-%d", i, j)))
-				c.ok(wire.CodeGetTopic, wire.AppendIdentifiers(nil, wire.Identifier{Name: "s"}, wire.Identifier{Name: "t"}))
-			}
-		}()
-	}
-	wg.Wait()
+	// Parallel subtests, not bare goroutines: the client helpers fail with t.Fatal, which only
+	// a test's own goroutine may call. The group returns once every client is done.
+	t.Run("clients", func(t *testing.T) {
+		for i := range clients {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				c := connect(t, srv)
+				for j := range sends {
+					c.ok(wire.CodeSendMessages, sendBody(t, "s", "t", 0, fmt.Sprintf("%d-%d", i, j)))
+					c.ok(wire.CodeGetTopic, wire.AppendIdentifiers(nil, wire.Identifier{Name: "s"}, wire.Identifier{Name: "t"}))
+				}
+			})
+		}
+	})
 	tp, err := wire.DecodeTopicDetails(admin.ok(wire.CodeGetTopic, wire.AppendIdentifiers(nil, wire.Identifier{Name: "s"}, wire.Identifier{Name: "t"})))
 	if err != nil || tp.Partitions[0].MessagesCount != clients*sends || tp.Partitions[0].CurrentOffset != clients*sends-1 {
 		t.Fatalf("topic %+v (%v)", tp, err)

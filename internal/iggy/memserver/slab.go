@@ -21,16 +21,6 @@ func (s *slab[T]) insert(v *T) uint32 {
 	return uint32(len(s.items) - 1)
 }
 
-// vacant returns the id the next insert will use.
-func (s *slab[T]) vacant() uint32 {
-	for i, it := range s.items {
-		if it == nil {
-			return uint32(i)
-		}
-	}
-	return uint32(len(s.items))
-}
-
 func (s *slab[T]) get(id uint32) *T {
 	if uint64(id) >= uint64(len(s.items)) {
 		return nil

@@ -36,7 +36,6 @@ type state struct {
 	pats      map[[32]byte]patRef // token hash → owner
 
 	sessions     map[uint64]*session
-	lastSession  uint64 // session numbers are the commit position of the login
 	lastClientID uint32
 	commit       uint64 // count of applied metadata operations
 }

@@ -7,8 +7,8 @@ import "encoding/binary"
 // 32-byte bind secret after ClientVersionInfo; that change belongs here and in batch.go.
 
 // ProtocolVersion is the packed binary protocol version this codec speaks: 0.11.0
-// (major<<20 | minor<<10 | patch).
-const ProtocolVersion uint32 = 0<<20 | 11<<10 | 0
+// (major<<20 | minor<<10 | patch, with major and patch 0).
+const ProtocolVersion uint32 = 11 << 10
 
 // PackVersion packs a semantic version into the protocol's 10-bits-per-field form.
 func PackVersion(major, minor, patch uint32) uint32 {

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 const devCredentials = "iggy"
 
 // startDev starts the in-memory Iggy server of dev mode and points the bridge at it.
-func (g *gateway) startDev() error {
+func (g *Gateway) startDev() error {
 	srv, err := memserver.Start(memserver.Config{
 		Addr: g.cfg.DevIggyAddr, RootUsername: devCredentials, RootPassword: devCredentials,
 		Logger: g.log.With("component", "memserver"),

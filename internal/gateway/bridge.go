@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger) (*igg
 	cfg := iggy.Config{
 		Addr: b.Addr, Username: b.Username, Password: b.Password.Reveal(),
 		TLSEnabled: b.TLSEnabled, TLSDomain: b.TLSDomain, TLSCAFile: b.TLSCAFile,
-		DialTimeout: min(iggy.DefaultDialTimeout, b.RetryWindow),
+		DialTimeout: min(iggy.DefaultDialTimeout, b.RetryWindow), PoolSize: b.PoolSize,
 	}
 	backoff := firstBackoff
 	for attempt := 1; ; attempt++ {
@@ -56,11 +56,11 @@ func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger) (*igg
 			return nil, ctx.Err()
 		}
 		if !isTransient(err) {
-			return nil, fmt.Errorf("Iggy at %s rejected the bridge account %q: %w (check IGGY_KAFKA_IGGY_USERNAME, IGGY_KAFKA_IGGY_PASSWORD and the account's permissions)", b.Addr, b.Username, err)
+			return nil, fmt.Errorf("the bridge account %q was rejected by Iggy at %s: %w (check IGGY_KAFKA_IGGY_USERNAME, IGGY_KAFKA_IGGY_PASSWORD and the account's permissions)", b.Username, b.Addr, err)
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, fmt.Errorf("Iggy at %s not reachable after %s (%d attempts): %w", b.Addr, b.RetryWindow, attempt, err)
+			return nil, fmt.Errorf("bridge to Iggy at %s: not reachable after %s (%d attempts): %w", b.Addr, b.RetryWindow, attempt, err)
 		}
 		wait := min(backoff, left)
 		log.Warn("Iggy not reachable yet, retrying", "iggy_addr", b.Addr, "attempt", attempt, "retry_in", wait, "err", err)
@@ -73,22 +73,17 @@ func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger) (*igg
 	}
 }
 
-// ensureStream creates the default stream when it does not exist yet.
-func ensureStream(ctx context.Context, api iggy.API, name string, log *slog.Logger) error {
-	_, err := api.GetStream(ctx, iggy.Name(name))
-	if err == nil {
-		return nil
+// ensureDefaultStream creates the default stream when it does not exist yet.
+func ensureDefaultStream(ctx context.Context, api iggy.StreamEnsurer, name string, log *slog.Logger) error {
+	created, err := iggy.EnsureStream(ctx, api, name)
+	switch {
+	case iggy.IsCode(err, iggy.CodeUnauthorized):
+		return fmt.Errorf("the default stream %q does not exist and the bridge account may not create it: grant manage_streams or create the stream: %w", name, err)
+	case err != nil:
+		return fmt.Errorf("the default stream %q: %w", name, err)
+	case created:
+		log.Info("created the default stream", "stream", name)
 	}
-	if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
-		return fmt.Errorf("checking the default stream %q: %w", name, err)
-	}
-	if _, err := api.CreateStream(ctx, name); err != nil && !iggy.IsCode(err, iggy.CodeStreamNameAlreadyExists) {
-		if iggy.IsCode(err, iggy.CodeUnauthorized) {
-			return fmt.Errorf("the default stream %q does not exist and the bridge account may not create it: grant manage_streams or create the stream: %w", name, err)
-		}
-		return fmt.Errorf("creating the default stream %q: %w", name, err)
-	}
-	log.Info("created the default stream", "stream", name)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -14,23 +14,25 @@ import (
 
 // startMetrics serves /metrics, /healthz and /readyz. It starts before the bridge so that
 // liveness answers while startup waits for Iggy.
-func (g *gateway) startMetrics() error {
+func (g *Gateway) startMetrics() error {
 	ln, err := net.Listen("tcp", g.cfg.MetricsAddr)
 	if err != nil {
 		return fmt.Errorf("metrics endpoint: %w", err)
 	}
 	g.metrics = metrics.New()
 	g.http = &http.Server{Handler: g.metrics.Handler(g.readiness), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := g.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	srv := g.http
+	g.httpServing.Go(func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			g.log.Error("metrics endpoint failed", "err", err)
 		}
-	}()
-	g.log.Info("metrics endpoint ready", "addr", ln.Addr().String())
+	})
+	g.metricsAddr = ln.Addr().String()
+	g.log.Info("metrics endpoint ready", "addr", g.metricsAddr)
 	return nil
 }
 
-func (g *gateway) observer() listener.Observer {
+func (g *Gateway) observer() listener.Observer {
 	if g.metrics == nil {
 		return nil
 	}
@@ -38,13 +40,13 @@ func (g *gateway) observer() listener.Observer {
 }
 
 // readiness: the Kafka listeners serve and, with the bridge, Iggy answers a ping.
-func (g *gateway) readiness(ctx context.Context) error {
+func (g *Gateway) readiness(ctx context.Context) error {
 	if !g.ready.Load() {
-		return errors.New("Kafka listeners not serving (starting or shutting down)")
+		return errors.New("the Kafka listeners are not serving (starting or shutting down)")
 	}
 	if cl := g.bridge.Load(); cl != nil {
 		if err := cl.Ping(ctx); err != nil {
-			return fmt.Errorf("Iggy ping: %w", err)
+			return fmt.Errorf("ping to Iggy: %w", err)
 		}
 	}
 	return nil

@@ -1,10 +1,8 @@
-package main
+package gateway
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
@@ -15,8 +13,7 @@ import (
 // epoch come back exactly, and the group is listed as Empty.
 func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	srv := startIggy(t, "127.0.0.1:0", "iggy")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx := testCtx(t)
 	root := dialRoot(t, ctx, srv.Addr())
 	if _, err := root.CreateStream(ctx, "kafka"); err != nil {
 		t.Fatal(err)
@@ -29,22 +26,15 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	want.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 0, LeaderEpoch: 3, Metadata: "first"})
 	want.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 42, LeaderEpoch: -1, Metadata: ""})
 
-	kafkaAddr := freeAddr(t)
-	first := start(t, nil, bridgeEnv(kafkaAddr, srv.Addr(), "iggy")...)
-	waitKafka(t, kafkaAddr, 20*time.Second)
-	committed, err := admin(t, kafkaAddr).CommitOffsets(ctx, "g", want)
+	first, _ := start(t, nil, bridgeEnv(srv.Addr(), "iggy")...)
+	committed, err := admin(t, first.kafkaAddr()).CommitOffsets(ctx, "g", want)
 	if err != nil || committed.Error() != nil {
 		t.Fatalf("commit: %v %v", err, committed.Error())
 	}
-	first.cancel()
-	if code := first.exitCode(t, 30*time.Second); code != exitOK {
-		t.Fatalf("first gateway exit code %d", code)
-	}
+	first.Stop()
 
-	kafkaAddr = freeAddr(t)
-	second := start(t, nil, bridgeEnv(kafkaAddr, srv.Addr(), "iggy")...)
-	waitKafka(t, kafkaAddr, 20*time.Second)
-	adm := admin(t, kafkaAddr)
+	second, s := start(t, nil, bridgeEnv(srv.Addr(), "iggy")...)
+	adm := admin(t, second.kafkaAddr())
 	got, err := adm.FetchOffsets(ctx, "g")
 	if err != nil || got.Error() != nil {
 		t.Fatalf("fetch: %v %v", err, got.Error())
@@ -59,7 +49,7 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	if err != nil || len(listed) != 1 || listed["g"].State != "Empty" {
 		t.Errorf("ListGroups after restart: %+v %v", listed, err)
 	}
-	if logs := second.logs.String(); !strings.Contains(logs, "committed offsets loaded") {
+	if logs := s.logs.String(); !strings.Contains(logs, "committed offsets loaded") {
 		t.Errorf("log:\n%s", logs)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, opt
 }
 
 // offsetsOption applies the coordinator-log settings to the store's configuration.
-func (g *gateway) offsetsOption(c *offsets.Config) {
+func (g *Gateway) offsetsOption(c *offsets.Config) {
 	c.Recovery, _ = offsets.ParseRecovery(g.cfg.CoordinatorLogRecovery) // config validated it
 	if g.metrics != nil {
 		c.OnRecovery = g.metrics.CoordinatorLogRecovered
@@ -52,7 +52,7 @@ const offsetsCloseTimeout = 10 * time.Second
 
 // closeOffsets writes a checkpoint of what changed since the last one, so the next start
 // replays nothing. Call it once no request can commit any more.
-func (g *gateway) closeOffsets() {
+func (g *Gateway) closeOffsets() {
 	if g.offsets == nil {
 		return
 	}

@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
+	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+)
+
+// Gateway is a running gateway.
+type Gateway struct {
+	cfg config.Config // a copy: dev mode points its bridge at the in-memory server
+	log *slog.Logger
+
+	dev         *memserver.Server
+	iggy        *iggy.Client
+	metrics     *metrics.Metrics
+	http        *http.Server
+	httpServing sync.WaitGroup
+	metricsAddr string
+	ready       atomic.Bool                 // Kafka listeners are serving
+	bridge      atomic.Pointer[iggy.Client] // for readiness checks from the HTTP goroutines
+	offsets     *offsets.Store              // committed offsets; nil without the bridge
+	broker      *broker.Broker
+	servers     []*listener.Server
+	addrs       map[string]string // listener name → bound address
+	failed      chan error
+	serving     sync.WaitGroup
+	stopOnce    sync.Once
+}
+
+// Start builds the gateway that cfg describes and returns once its Kafka listeners serve. On
+// failure, or when ctx ends first (startup may wait up to IGGY_CONNECT_RETRY for Iggy), it
+// releases whatever it started and returns the error.
+func Start(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Gateway, error) {
+	g := &Gateway{cfg: *cfg, log: log}
+	if err := g.start(ctx); err != nil {
+		g.close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Failed delivers the error of a listener that stopped serving on its own.
+func (g *Gateway) Failed() <-chan error { return g.failed }
+
+// Addr returns the address the named Kafka listener is bound to ("" for an unknown name).
+func (g *Gateway) Addr(listenerName string) string { return g.addrs[listenerName] }
+
+// MetricsAddr returns the address of the metrics endpoint ("" when it is off).
+func (g *Gateway) MetricsAddr() string { return g.metricsAddr }
+
+// Stop drains the listeners within the drain timeout, writes the committed-offset checkpoint
+// and releases Iggy sessions and the dev server. Calls after the first do nothing.
+func (g *Gateway) Stop() {
+	g.stopOnce.Do(func() {
+		g.shutdown()
+		g.close()
+	})
+}
+
+func (g *Gateway) start(ctx context.Context) error {
+	cfg := &g.cfg
+	if cfg.MetricsAddr != "" {
+		if err := g.startMetrics(); err != nil {
+			return err
+		}
+	}
+	if cfg.Dev {
+		if err := g.startDev(); err != nil {
+			return err
+		}
+	}
+	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free")}
+	if cfg.Bridge.Enabled {
+		cl, err := connectBridge(ctx, cfg.Bridge, g.log)
+		if err != nil {
+			return err
+		}
+		g.iggy = cl
+		g.bridge.Store(cl)
+		if err := ensureDefaultStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
+			return err
+		}
+		if g.offsets, err = loadOffsets(ctx, cl, g.log, g.offsetsOption); err != nil {
+			return err
+		}
+		opts.Iggy = cl
+		opts.Offsets = g.offsets
+		opts.ClusterID = broker.ClusterID(clusterSeed(ctx, cl, cfg.Bridge.Addr))
+	} else {
+		g.log.Warn("bridge to Iggy is off: Kafka data and topic APIs store nothing and say so (set IGGY_KAFKA_BRIDGE_ENABLED=true, or --dev to try it out)")
+	}
+	b, err := broker.New(opts)
+	if err != nil {
+		return err
+	}
+	g.broker = b
+	return g.listen()
+}
+
+// listen binds every listener before serving any, so a bad address fails startup cleanly.
+func (g *Gateway) listen() error {
+	lim := g.cfg.Limits
+	var lns []net.Listener
+	g.addrs = map[string]string{}
+	for _, l := range g.cfg.Listeners {
+		ln, err := net.Listen("tcp", l.Addr)
+		if err != nil {
+			for _, o := range lns {
+				o.Close()
+			}
+			return fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		lns = append(lns, ln)
+		g.addrs[l.Name] = ln.Addr().String()
+		port := ln.Addr().(*net.TCPAddr).Port
+		g.broker.SetAdvertisedPort(l.Name, port)
+		adv := l.AdvertisedPort
+		if adv == 0 {
+			adv = port
+		}
+		g.log.Info("kafka listener ready", "listener", l.Name, "addr", ln.Addr().String(),
+			"advertised", net.JoinHostPort(l.AdvertisedHost, strconv.Itoa(adv)), "node_id", g.cfg.NodeID)
+	}
+	g.failed = make(chan error, len(lns))
+	budget := listener.NewBudget(int64(lim.MaxRequestMemory)) // one for the whole process
+	for i, ln := range lns {
+		l := g.cfg.Listeners[i]
+		srv := listener.New(listener.Config{
+			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
+			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
+			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
+			Budget: budget, Observer: g.observer(),
+		})
+		g.servers = append(g.servers, srv)
+		g.serving.Go(func() {
+			if err := srv.Serve(ln); !errors.Is(err, listener.ErrServerClosed) {
+				g.failed <- fmt.Errorf("listener %s: %w", l.Name, err)
+			}
+		})
+	}
+	g.ready.Store(true)
+	return nil
+}
+
+// shutdown drains the listeners within the drain timeout.
+func (g *Gateway) shutdown() {
+	g.ready.Store(false)
+	g.broker.BeginShutdown() // parked JoinGroup/SyncGroup requests must not hold up the drain
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.Limits.ShutdownDrainTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, srv := range g.servers {
+		wg.Go(func() {
+			if err := srv.Shutdown(ctx); err != nil {
+				g.log.Warn("drain timeout reached, closing remaining connections", "open", srv.OpenConnections())
+			}
+		})
+	}
+	wg.Wait()
+	g.serving.Wait()
+	g.closeOffsets()
+}
+
+// close releases the metrics endpoint, Iggy sessions and the dev server; safe after a
+// partial start.
+func (g *Gateway) close() {
+	if g.http != nil {
+		g.http.Close()
+		g.httpServing.Wait()
+		g.http = nil
+	}
+	if g.iggy != nil {
+		if err := g.iggy.Close(); err != nil {
+			g.log.Warn("closing the Iggy client", "err", err)
+		}
+		g.iggy = nil
+	}
+	if g.dev != nil {
+		g.dev.Close()
+		g.dev = nil
+	}
+	g.log.Info("stopped")
+}
