@@ -22,8 +22,9 @@ import (
 // Options configure a Broker.
 type Options struct {
 	Config *config.Config
-	// Iggy is the bridge's client; nil when the bridge is off (storage-free answers).
-	Iggy iggy.API
+	// Iggy is the bridge's storage (an *iggy.Client, or a layer in front of one); nil when
+	// the bridge is off (storage-free answers).
+	Iggy Storage
 	// ClusterID is reported by Metadata and DescribeCluster; see ClusterID.
 	ClusterID string
 	Logger    *slog.Logger
@@ -37,7 +38,7 @@ type Options struct {
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
 type Broker struct {
 	cfg       *config.Config
-	iggy      iggy.API
+	iggy      Storage // reached through storage(cc)
 	log       *slog.Logger
 	clusterID string
 	topics    *topicmap.Cache
@@ -172,7 +173,7 @@ func (b *Broker) bridgeOff() bool { return b.iggy == nil }
 
 // lookupTopic is the topic cache's view of Iggy.
 func (b *Broker) lookupTopic(ctx context.Context, t topicmap.Target) (uint32, uint32, error) {
-	topic, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	topic, err := b.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	if err != nil {
 		return 0, 0, err
 	}

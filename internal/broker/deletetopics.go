@@ -72,7 +72,7 @@ func (b *Broker) deleteOneTopic(ctx context.Context, cc *listener.ConnContext, n
 		return newAPIError(kerr.UnknownTopicOrPartition, "topic %q does not exist", name)
 	}
 	t := b.topics.Map().Resolve(name)
-	err := b.iggy.DeleteTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	err := b.storage(cc).DeleteTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	b.topics.Invalidate(name)
 	if err != nil {
 		return b.logAdminError(cc, "delete topic", name, err)

@@ -243,7 +243,7 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 			errored = errored || len(parts) > 0
 			continue
 		}
-		topic, err := b.iggy.GetTopic(ctx, iggy.Name(ft.target.Stream), iggy.Name(ft.target.Topic))
+		topic, err := b.storage(f.cc).GetTopic(ctx, iggy.Name(ft.target.Stream), iggy.Name(ft.target.Topic))
 		if err != nil {
 			code := fetchErrorCode(dataErrorCode(err, false))
 			if isNotFound(err) {
@@ -341,7 +341,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	fp.dropRecords() // what an earlier read of this request found is superseded
 	hw := highWatermark(ip)
 	fp.st.observe(ip)
-	logStart, err := b.logStartOffset(ctx, fp.key, fp.st, hw)
+	logStart, err := b.logStartOffset(ctx, b.storage(f.cc), fp.key, fp.st, hw)
 	if err != nil {
 		code := fetchErrorCode(dataErrorCode(err, false))
 		b.log.Warn("fetch: log start offset read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
@@ -377,7 +377,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	}()
 	for round := 0; round < maxPollRounds && next < hw && (enc.Len() == 0 || enc.Size() < limit); round++ {
 		count := pollCount(limit-enc.Size(), size, hw-next, sure || round > 0)
-		polled, err := b.iggy.PollMessages(ctx, fp.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
+		polled, err := b.storage(f.cc).PollMessages(ctx, fp.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
 		if err != nil {
 			if enc.Len() > 0 {
 				break // answer what was read; the next fetch meets the error

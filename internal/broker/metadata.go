@@ -32,7 +32,7 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 	resp.ControllerID = b.nodeID()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
-		topics, err := b.allTopics(ctx)
+		topics, err := b.allTopics(ctx, cc)
 		if err != nil {
 			// No error field to report it in, and an empty list would tell clients every topic
 			// is gone: close, the client reconnects and asks again.
@@ -75,7 +75,7 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 	}
 	r, err := b.topics.Resolve(ctx, name)
 	if isNotFound(err) && autoCreate {
-		r, err = b.createTopic(ctx, name, uint32(b.cfg.AutoCreatePartitions), iggy.TopicOptions{})
+		r, err = b.createTopic(ctx, cc, name, uint32(b.cfg.AutoCreatePartitions), iggy.TopicOptions{})
 	}
 	if err != nil {
 		t.ErrorCode = topicErrorCode(err)
@@ -90,14 +90,14 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 
 // allTopics lists every Iggy topic that a Kafka name resolves to, in the default stream and
 // the streams of the topic map. Missing streams list nothing.
-func (b *Broker) allTopics(ctx context.Context) ([]kmsg.MetadataResponseTopic, error) {
+func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kmsg.MetadataResponseTopic, error) {
 	if b.bridgeOff() {
 		return nil, nil
 	}
 	m := b.topics.Map()
 	var out []kmsg.MetadataResponseTopic
 	for _, stream := range m.Streams() {
-		topics, err := b.iggy.GetTopics(ctx, iggy.Name(stream))
+		topics, err := b.storage(cc).GetTopics(ctx, iggy.Name(stream))
 		if isNotFound(err) {
 			continue
 		}

@@ -298,7 +298,7 @@ func partitionOf(t *iggy.Topic, id int32) (*iggy.Partition, bool) {
 // logStartOffset returns the first retained offset of k, whose high watermark is hw: the
 // offset of Iggy's first message (polled, then cached for logStartTTL), or hw when every
 // message has expired.
-func (b *Broker) logStartOffset(ctx context.Context, k partKey, st *partState, hw uint64) (uint64, error) {
+func (b *Broker) logStartOffset(ctx context.Context, s Storage, k partKey, st *partState, hw uint64) (uint64, error) {
 	if hw == 0 {
 		return 0, nil
 	}
@@ -309,7 +309,7 @@ func (b *Broker) logStartOffset(ctx context.Context, k partKey, st *partState, h
 	if now.Before(until) && ls <= hw {
 		return ls, nil
 	}
-	polled, err := b.iggy.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollFirst}, 1))
+	polled, err := s.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollFirst}, 1))
 	if err != nil {
 		return 0, err
 	}
@@ -365,7 +365,7 @@ func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
 		case <-tick.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		topic, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+		topic, err := b.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 		cancel()
 		if err != nil {
 			// The waiting fetches meet the error themselves when they read again.

@@ -227,7 +227,7 @@ func (b *Broker) send(ctx context.Context, timeout time.Duration, cc *listener.C
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	n, size := p.batch.Len(), p.batch.Size()
-	conf, err := b.iggy.SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
+	conf, err := b.storage(cc).SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
 	putBatch(p.batch)
 	p.batch = nil
 	if err != nil {
