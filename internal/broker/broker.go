@@ -14,6 +14,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
@@ -33,6 +34,9 @@ type Options struct {
 	// Groups configures the group coordinator (nil: groups.DefaultConfig()); New sets its
 	// Logger, Stored and OnGeneration.
 	Groups *groups.Config
+	// Placement says which broker leads each partition, coordinates each group and is the
+	// controller (nil: this gateway, placement.Single).
+	Placement placement.Placement
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -41,6 +45,7 @@ type Broker struct {
 	iggy      Storage // reached through storage(cc)
 	log       *slog.Logger
 	clusterID string
+	placement placement.Placement
 	topics    *topicmap.Cache
 	producers *producers.Allocator
 	data      dataPlane // Produce/Fetch/ListOffsets state (partitions.go)
@@ -91,6 +96,10 @@ func New(opts Options) (*Broker, error) {
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
 	}
+	b.placement = opts.Placement
+	if b.placement == nil {
+		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}
+	}
 	if b.clusterID == "" {
 		b.clusterID = ClusterID("")
 	}
@@ -131,15 +140,21 @@ func (b *Broker) SetAdvertisedPort(listenerName string, port int) {
 	}
 }
 
-// endpointFor returns the advertised address of the listener cc is on.
-func (b *Broker) endpointFor(cc *listener.ConnContext) endpoint {
+// endpointOf returns the advertised address of a listener.
+func (b *Broker) endpointOf(listenerName string) endpoint {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return b.endpoints[cc.Listener]
+	return b.endpoints[listenerName]
+}
+
+// advertised is this gateway's address on a listener, for placement.Single.
+func (b *Broker) advertised(listenerName string) (string, int32) {
+	e := b.endpointOf(listenerName)
+	return e.host, e.port
 }
 
 func (b *Broker) sasl(cc *listener.ConnContext) bool {
-	p := b.endpointFor(cc).protocol
+	p := b.endpointOf(cc.Listener).protocol
 	return p == "SASL_PLAINTEXT" || p == "SASL_SSL"
 }
 
