@@ -59,15 +59,24 @@ type dataPlane struct {
 	lanes   map[laneKey]*sendTurn
 }
 
-// laneKey names the writes of one client connection to one partition.
+// laneKey names a lane: writes to one partition that must reach it in the order they were
+// queued. laneOf decides which writes share a lane.
 type laneKey struct {
 	conn uint64
 	part partKey
 }
 
-// sendTurn is one send's place on its lane: the sends of a connection to a partition are
-// made one after the other, in the order they were queued (request order, as the listener
-// starts Produce requests in order). A lane exists while it has sends queued.
+// laneOf is the lane of a write of connection cc to partition k: the connection's writes to
+// the partition, kept in request order (the listener starts Produce requests in order).
+// Writes of different connections are not ordered with each other, as in Kafka. This is the
+// one place that decides it: idempotent producers would be ordered per producer id and
+// partition instead, whatever connection carries them.
+func laneOf(cc *listener.ConnContext, k partKey) laneKey {
+	return laneKey{conn: cc.ID, part: k}
+}
+
+// sendTurn is one send's place on its lane: the sends on a lane are made one after the other,
+// in the order they were queued. A lane exists while it has sends queued.
 type sendTurn struct {
 	d    *dataPlane
 	key  laneKey
@@ -75,10 +84,9 @@ type sendTurn struct {
 	done chan struct{}
 }
 
-// queueSend queues a send of connection conn to partition k behind the ones queued before.
-// The caller must call finish on the turn once the send is done (or given up).
-func (d *dataPlane) queueSend(conn uint64, k partKey) *sendTurn {
-	key := laneKey{conn: conn, part: k}
+// queueSend queues a send on lane key behind the ones queued before. The caller must call
+// finish on the turn once the send is done (or given up).
+func (d *dataPlane) queueSend(key laneKey) *sendTurn {
 	t := &sendTurn{d: d, key: key, prev: noWait, done: make(chan struct{})}
 	d.mu.Lock()
 	defer d.mu.Unlock()

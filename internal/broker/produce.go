@@ -46,7 +46,7 @@ type producePart struct {
 	key   partKey
 	kafka string // topic name, for cache invalidation and logs
 	batch *iggy.Batch
-	turn  *sendTurn // its place on the connection's lane to the partition
+	turn  *sendTurn // its place on its lane (laneOf)
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
@@ -101,7 +101,8 @@ func setProduceError(resp *kmsg.ProduceResponse, code int16) {
 
 // writeProduce converts every partition first, so that refusals (transactional batches,
 // corrupt or oversized data) are decided before anything is written, then queues each
-// partition's send on the connection's lane to that partition, in request order, and sends
+// partition's send on its lane (laneOf: the connection's writes to that partition), in
+// request order, and sends
 // the partitions in parallel. Once the sends are queued, the next Produce request of the
 // connection may start (listener.Started): its sends queue behind these, so every partition
 // still receives the connection's writes in request order.
@@ -112,7 +113,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 	}
 	ready := b.convertProduce(ctx, timeout, cc, req, resp)
 	for i := range ready {
-		ready[i].turn = b.data.queueSend(cc.ID, ready[i].key)
+		ready[i].turn = b.data.queueSend(laneOf(cc, ready[i].key))
 	}
 	listener.Started(ctx)
 	b.sendAll(ctx, timeout, cc, ready)
