@@ -48,7 +48,8 @@ type Broker struct {
 	placement placement.Placement
 	topics    *topicmap.Cache
 	producers *producers.Allocator
-	data      dataPlane // Produce/Fetch/ListOffsets state (partitions.go)
+	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
+	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
 	groups    groupState
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
@@ -96,6 +97,7 @@ func New(opts Options) (*Broker, error) {
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
 	}
+	b.reader = iggyReader{b}
 	b.placement = opts.Placement
 	if b.placement == nil {
 		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}
