@@ -212,10 +212,7 @@ func (b *Broker) readFetch(ctx context.Context, f *fetchRequest) (bytes int, err
 	remaining := f.maxBytes
 	for i := range reads {
 		r := &reads[i]
-		enc := encoderPool.Get().(*mapping.BatchEncoder)
-		code := b.readPartition(ctx, f, enc, r.fp, &r.ip, remaining, bytes == 0)
-		encoderPool.Put(enc)
-		if code != 0 {
+		if code := b.readOne(ctx, f, r, remaining, bytes == 0); code != 0 {
 			r.fp.fail(code)
 			errored = true
 			continue
@@ -300,9 +297,7 @@ func (b *Broker) readParallel(ctx context.Context, f *fetchRequest, reads []part
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			enc := encoderPool.Get().(*mapping.BatchEncoder)
-			defer encoderPool.Put(enc)
-			r.code = b.readPartition(ctx, f, enc, r.fp, &r.ip, r.fp.maxBytes, true)
+			r.code = b.readOne(ctx, f, r, r.fp.maxBytes, true)
 		})
 	}
 	wg.Wait()
@@ -320,6 +315,22 @@ func (b *Broker) readParallel(ctx context.Context, f *fetchRequest, reads []part
 		bytes += n
 	}
 	return bytes
+}
+
+// readOne reads one partition (readPartition) with a pooled encoder. A panic is that
+// partition's UNKNOWN_SERVER_ERROR rather than the end of the process: reads may run on
+// goroutines of their own (readParallel), where nothing else would recover it.
+func (b *Broker) readOne(ctx context.Context, f *fetchRequest, r *partRead, remaining int, minOne bool) (code int16) {
+	defer func() {
+		if v := recover(); v != nil {
+			b.partitionPanic("fetch", f.cc, r.fp.key, v)
+			code = kerr.UnknownServerError.Code
+		}
+	}()
+	enc := encoderPool.Get().(*mapping.BatchEncoder)
+	code = b.readPartition(ctx, f, enc, r.fp, &r.ip, remaining, minOne)
+	encoderPool.Put(enc) // not after a panic: its state is unknown
+	return code
 }
 
 // encoderPool keeps Fetch batch encoders, whose header scratch space grows once.

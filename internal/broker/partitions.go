@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -384,6 +385,12 @@ func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
 			b.data.part(partKey{Target: t, Partition: p.ID}).observe(p)
 		}
 	}
+}
+
+// partitionPanic logs a panic recovered while serving one partition of a request.
+func (b *Broker) partitionPanic(op string, cc *listener.ConnContext, k partKey, v any) {
+	b.log.Error(op+": panic serving a partition; answered UNKNOWN_SERVER_ERROR", "conn", cc.ID, "client_id", cc.ClientID(),
+		"iggy_stream", k.Stream, "iggy_topic", k.Topic, "partition", k.Partition, "panic", v, "stack", string(debug.Stack()))
 }
 
 // corruptKey is one unreadable message as seen by one connection.

@@ -210,8 +210,16 @@ func (b *Broker) sendAll(ctx context.Context, timeout time.Duration, cc *listene
 
 // sendInTurn waits for p's turn on its lane, sends it (holding a slot of sem, when given) and
 // then lets the lane go on.
+// A panic is the partition's UNKNOWN_SERVER_ERROR rather than the end of the process: sends
+// run on goroutines of their own (sendAll), where nothing else would recover it.
 func (b *Broker) sendInTurn(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, p *producePart, sem chan struct{}) {
 	defer p.turn.finish()
+	defer func() {
+		if v := recover(); v != nil {
+			b.partitionPanic("produce", cc, p.key, v)
+			p.out.ErrorCode, p.out.BaseOffset = kerr.UnknownServerError.Code, -1
+		}
+	}()
 	p.turn.wait()
 	if sem != nil {
 		sem <- struct{}{}
