@@ -62,7 +62,7 @@ var noRecords = []byte{}
 // fetchPart is one requested partition.
 type fetchPart struct {
 	key      partKey
-	st       *partState
+	st       *partState // set once Iggy confirmed the partition (resolveFetch)
 	out      *kmsg.FetchResponseTopicPartition
 	offset   int64
 	maxBytes int
@@ -179,7 +179,6 @@ func (b *Broker) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 				fp.fail(kerr.UnknownTopicOrPartition.Code)
 			case !b.bridgeOff():
 				fp.key = partKey{Target: ft.target, Partition: uint32(rp.Partition)}
-				fp.st = b.data.part(fp.key)
 			}
 			f.parts = append(f.parts, fp)
 		}
@@ -266,6 +265,7 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 				errored = true
 				continue
 			}
+			fp.st = b.data.part(fp.key) // only now: Iggy confirmed the partition exists
 			reads = append(reads, partRead{fp: fp, ip: *ip})
 		}
 	}

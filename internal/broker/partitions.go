@@ -29,6 +29,18 @@ const (
 	logStartTTL = 10 * time.Second
 	// corruptLogLimit bounds the memory of "logged once per connection" corrupt messages.
 	corruptLogLimit = 4096
+	// maxPartStates bounds how many partitions state is kept for. State is kept only for
+	// partitions Iggy confirmed, so the bound is met only with that many real partitions in
+	// use; past it, partitions without a kept state are served as well, just without what an
+	// earlier request learnt about them.
+	maxPartStates = 1 << 16
+	// partIdleTTL: the state of a partition no request used for that long is dropped.
+	partIdleTTL = 5 * time.Minute
+	// partMinAge protects state from being dropped to make room: a fetch takes the state of
+	// its partitions and starts waiting on it (which protects it) within one read pass.
+	partMinAge = 4 * fetchReadTimeout
+	// fullSweepInterval spaces the sweeps that make room once the bound is met.
+	fullSweepInterval = time.Second
 )
 
 // dataConsumer is the plain consumer (kind 1) the gateway polls with. It never stores offsets
@@ -54,6 +66,8 @@ func (k partKey) pollRequest(strategy iggy.PollingStrategy, count uint32) iggy.P
 type dataPlane struct {
 	mu      sync.Mutex
 	parts   map[partKey]*partState
+	swept   time.Time        // when parts was last swept of idle state
+	clock   func() time.Time // nil: time.Now (tests set it)
 	probes  map[topicmap.Target]*probe
 	corrupt map[corruptKey]struct{}
 	decodes chan struct{} // one token per Produce request decoding its records
@@ -135,6 +149,8 @@ func (d *dataPlane) acquireDecode(ctx context.Context) (release func(), err erro
 
 // partState is what is known about one partition.
 type partState struct {
+	lastUse time.Time // guarded by dataPlane.mu
+
 	mu            sync.Mutex
 	hw            uint64 // high watermark last seen or written
 	sizeBytes     uint64 // Iggy's size of the partition when hw was last read from Iggy
@@ -156,19 +172,71 @@ func (w *waiter) wake() {
 	}
 }
 
-// part returns the state of k, creating it on first use.
+// part returns the state of k, creating it on first use. Callers pass only partitions Iggy
+// confirmed exists: state is kept between requests, and requests naming partitions that do
+// not exist must not add to it.
 func (d *dataPlane) part(k partKey) *partState {
+	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := d.parts[k]
-	if st == nil {
-		if d.parts == nil {
-			d.parts = make(map[partKey]*partState)
-		}
-		st = &partState{}
+	if st := d.parts[k]; st != nil {
+		st.lastUse = now
+		return st
+	}
+	if d.parts == nil {
+		d.parts = make(map[partKey]*partState)
+		d.swept = now
+	}
+	if now.Sub(d.swept) >= partIdleTTL || (len(d.parts) >= maxPartStates && now.Sub(d.swept) >= fullSweepInterval) {
+		d.sweepLocked(now)
+	}
+	st := &partState{lastUse: now}
+	if len(d.parts) < maxPartStates {
 		d.parts[k] = st
 	}
 	return st
+}
+
+func (d *dataPlane) now() time.Time {
+	if d.clock != nil {
+		return d.clock()
+	}
+	return time.Now()
+}
+
+// sweepLocked drops the state of partitions idle for partIdleTTL and, while the bound is met,
+// of those idle for partMinAge. State that fetches wait on is kept.
+func (d *dataPlane) sweepLocked(now time.Time) {
+	d.swept = now
+	for _, idle := range []time.Duration{partIdleTTL, partMinAge} {
+		for k, st := range d.parts {
+			if now.Sub(st.lastUse) >= idle && !st.waitedOn() {
+				delete(d.parts, k)
+			}
+		}
+		if len(d.parts) < maxPartStates {
+			return
+		}
+	}
+}
+
+// dropTopic forgets the partitions of a deleted topic (a topic created under its name starts
+// afresh), except those fetches still wait on.
+func (d *dataPlane) dropTopic(t topicmap.Target) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k, st := range d.parts {
+		if k.Target == t && !st.waitedOn() {
+			delete(d.parts, k)
+		}
+	}
+}
+
+// partStates is how many partitions state is kept for.
+func (d *dataPlane) partStates() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.parts)
 }
 
 // highWatermark returns the last high watermark seen.
@@ -222,6 +290,12 @@ func (s *partState) addWaiter(w *waiter) {
 		s.waiters = make(map[*waiter]struct{})
 	}
 	s.waiters[w] = struct{}{}
+}
+
+func (s *partState) waitedOn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiters) > 0
 }
 
 func (s *partState) removeWaiter(w *waiter) {
