@@ -88,7 +88,7 @@ type fetchRequest struct {
 }
 
 // fetch reads each partition from its fetch offset, waiting up to max_wait_ms for min_bytes
-// of data (SPEC §6). Fetch sessions are not kept: every request is a full fetch, and a
+// of data (docs/DATA-PATH.md). Fetch sessions are not kept: every request is a full fetch, and a
 // request that continues a session gets FETCH_SESSION_ID_NOT_FOUND, after which clients fall
 // back to full fetches (Java and franz-go do, librdkafka never uses sessions).
 func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.FetchRequest) (kmsg.Response, error) {

@@ -50,7 +50,7 @@ type producePart struct {
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
-// with the base offsets Iggy assigned. See SPEC §6 for the rules.
+// with the base offsets Iggy assigned. docs/DATA-PATH.md has the rules.
 func (b *Broker) produce(ctx context.Context, cc *listener.ConnContext, req *kmsg.ProduceRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
