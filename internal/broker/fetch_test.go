@@ -78,18 +78,27 @@ func fetchResponse(resp kmsg.Response) *kmsg.FetchResponse {
 	return resp.(*kmsg.FetchResponse)
 }
 
-// records decodes a partition's record batches.
+// fetchedRecords decodes a partition's record batches.
 func fetchedRecords(t *testing.T, p *kmsg.FetchResponseTopicPartition) []kgo.Record {
 	t.Helper()
+	out, err := decodeFetched(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// decodeFetched is fetchedRecords for goroutines other than the test's.
+func decodeFetched(p *kmsg.FetchResponseTopicPartition) ([]kgo.Record, error) {
 	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: "t", Partition: p.Partition}, p, kgo.DefaultDecompressor(), nil)
 	if fp.Err != nil && p.ErrorCode == 0 {
-		t.Fatalf("partition %d: %v", p.Partition, fp.Err)
+		return nil, fmt.Errorf("partition %d: %w", p.Partition, fp.Err)
 	}
 	out := make([]kgo.Record, len(fp.Records))
 	for i, r := range fp.Records {
 		out[i] = *r
 	}
-	return out
+	return out, nil
 }
 
 // produceValues writes values to topic/partition through the handler and returns the base

@@ -194,13 +194,16 @@ func TestPipelinedProducesManyConnections(t *testing.T) {
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				req.Topics = append(req.Topics, rt)
-				c.send(req, int32(r))
+				if err := c.write(req, int32(r)); err != nil {
+					t.Errorf("conn %d: %v", ci, err)
+					return
+				}
 			}
 			for r := range requests {
-				f := c.frame()
+				f, err := c.readFrame()
 				resp := kmsg.NewPtrProduceResponse()
 				resp.Version = 9
-				if f == nil || resp.ReadFrom(f[5:]) != nil || int32(binary.BigEndian.Uint32(f)) != int32(r) {
+				if err != nil || f == nil || resp.ReadFrom(f[5:]) != nil || int32(binary.BigEndian.Uint32(f)) != int32(r) {
 					t.Errorf("conn %d: bad response %d", ci, r)
 					return
 				}
