@@ -37,8 +37,9 @@ func (e *apiError) fields() (int16, *string) {
 const maxTopicPartitions = 1000
 
 // adminRefusal is the answer to administration requests this gateway cannot serve at all:
-// without the bridge nothing can be created, changed or described (SPEC §4.3). Kafka's
-// NOT_CONTROLLER is what an admin client expects from a broker that does not manage topics.
+// without the bridge nothing can be created, changed or described (docs/CONFIGURATION.md,
+// "Bridge to Iggy"). Kafka's NOT_CONTROLLER is what an admin client expects from a broker
+// that does not manage topics.
 func (b *Broker) adminRefusal() *apiError {
 	if b.bridgeOff() {
 		return newAPIError(kerr.NotController, "this gateway runs without the Iggy bridge (IGGY_KAFKA_BRIDGE_ENABLED=false): topics and their configs cannot be managed")

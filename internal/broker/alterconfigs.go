@@ -104,13 +104,13 @@ func (b *Broker) alterTopic(ctx context.Context, cc *listener.ConnContext, name 
 	}
 	t := b.topics.Map().Resolve(name)
 	if validateOnly || change.empty() {
-		if _, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic)); err != nil {
+		if _, err := b.storage(cc).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic)); err != nil {
 			return b.logAdminError(cc, "alter configs", name, err)
 		}
 		return nil
 	}
 	// Passing the Iggy name saves UpdateTopic a lookup; options left at 0 are unchanged.
-	if err := b.iggy.UpdateTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic), t.Topic, change.options()); err != nil {
+	if err := b.storage(cc).UpdateTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic), t.Topic, change.options()); err != nil {
 		return b.logAdminError(cc, "alter configs", name, err)
 	}
 	opts := change.options() // 0: unchanged

@@ -14,6 +14,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
@@ -22,8 +23,9 @@ import (
 // Options configure a Broker.
 type Options struct {
 	Config *config.Config
-	// Iggy is the bridge's client; nil when the bridge is off (storage-free answers).
-	Iggy iggy.API
+	// Iggy is the bridge's storage (an *iggy.Client, or a layer in front of one); nil when
+	// the bridge is off (storage-free answers).
+	Iggy Storage
 	// ClusterID is reported by Metadata and DescribeCluster; see ClusterID.
 	ClusterID string
 	Logger    *slog.Logger
@@ -32,17 +34,22 @@ type Options struct {
 	// Groups configures the group coordinator (nil: groups.DefaultConfig()); New sets its
 	// Logger, Stored and OnGeneration.
 	Groups *groups.Config
+	// Placement says which broker leads each partition, coordinates each group and is the
+	// controller (nil: this gateway, placement.Single).
+	Placement placement.Placement
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
 type Broker struct {
 	cfg       *config.Config
-	iggy      iggy.API
+	iggy      Storage // reached through storage(cc)
 	log       *slog.Logger
 	clusterID string
+	placement placement.Placement
 	topics    *topicmap.Cache
 	producers *producers.Allocator
-	data      dataPlane // Produce/Fetch/ListOffsets state (partitions.go)
+	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
+	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
 	groups    groupState
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
@@ -90,6 +97,11 @@ func New(opts Options) (*Broker, error) {
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
 	}
+	b.reader = iggyReader{b}
+	b.placement = opts.Placement
+	if b.placement == nil {
+		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}
+	}
 	if b.clusterID == "" {
 		b.clusterID = ClusterID("")
 	}
@@ -130,15 +142,21 @@ func (b *Broker) SetAdvertisedPort(listenerName string, port int) {
 	}
 }
 
-// endpointFor returns the advertised address of the listener cc is on.
-func (b *Broker) endpointFor(cc *listener.ConnContext) endpoint {
+// endpointOf returns the advertised address of a listener.
+func (b *Broker) endpointOf(listenerName string) endpoint {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	return b.endpoints[cc.Listener]
+	return b.endpoints[listenerName]
+}
+
+// advertised is this gateway's address on a listener, for placement.Single.
+func (b *Broker) advertised(listenerName string) (string, int32) {
+	e := b.endpointOf(listenerName)
+	return e.host, e.port
 }
 
 func (b *Broker) sasl(cc *listener.ConnContext) bool {
-	p := b.endpointFor(cc).protocol
+	p := b.endpointOf(cc.Listener).protocol
 	return p == "SASL_PLAINTEXT" || p == "SASL_SSL"
 }
 
@@ -172,7 +190,7 @@ func (b *Broker) bridgeOff() bool { return b.iggy == nil }
 
 // lookupTopic is the topic cache's view of Iggy.
 func (b *Broker) lookupTopic(ctx context.Context, t topicmap.Target) (uint32, uint32, error) {
-	topic, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	topic, err := b.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	if err != nil {
 		return 0, 0, err
 	}

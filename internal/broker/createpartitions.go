@@ -54,7 +54,7 @@ func (b *Broker) addPartitions(ctx context.Context, cc *listener.ConnContext, rt
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	t := b.topics.Map().Resolve(rt.Topic)
-	topic, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	topic, err := b.storage(cc).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	if err != nil {
 		return b.logAdminError(cc, "create partitions", rt.Topic, err)
 	}
@@ -82,7 +82,7 @@ func (b *Broker) addPartitions(ctx context.Context, cc *listener.ConnContext, rt
 	if validateOnly {
 		return nil
 	}
-	err = b.iggy.CreatePartitions(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic), uint32(added))
+	err = b.storage(cc).CreatePartitions(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic), uint32(added))
 	b.topics.Invalidate(rt.Topic)
 	if err != nil {
 		return b.logAdminError(cc, "create partitions", rt.Topic, err)

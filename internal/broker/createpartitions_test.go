@@ -142,7 +142,12 @@ func TestCreatePartitionsConcurrent(t *testing.T) {
 			req := kmsg.NewPtrCreatePartitionsRequest()
 			req.Version = 3
 			req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "t", Count: 4}}
-			codes <- c.roundTrip(req).(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode
+			resp, err := c.exchange(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			codes <- resp.(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode
 		}()
 	}
 	wg.Wait()

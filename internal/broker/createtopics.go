@@ -54,7 +54,7 @@ func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, r
 		return createTopicsResult(rt.Topic, newAPIError(kerr.InvalidTopicException, "%v", err))
 	}
 	t := b.topics.Map().Resolve(rt.Topic)
-	_, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	_, err := b.storage(cc).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	switch {
 	case err == nil:
 		return createTopicsResult(rt.Topic, newAPIError(kerr.TopicAlreadyExists, "topic %q already exists", rt.Topic))
@@ -66,7 +66,7 @@ func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, r
 		return createTopicsResult(rt.Topic, aerr)
 	}
 	if !validateOnly {
-		if _, err := b.createNewTopic(ctx, rt.Topic, partitions, ret.options()); err != nil {
+		if _, err := b.createNewTopic(ctx, cc, rt.Topic, partitions, ret.options()); err != nil {
 			return createTopicsResult(rt.Topic, b.logAdminError(cc, "create topic", rt.Topic, err))
 		}
 	}

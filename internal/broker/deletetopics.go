@@ -72,11 +72,12 @@ func (b *Broker) deleteOneTopic(ctx context.Context, cc *listener.ConnContext, n
 		return newAPIError(kerr.UnknownTopicOrPartition, "topic %q does not exist", name)
 	}
 	t := b.topics.Map().Resolve(name)
-	err := b.iggy.DeleteTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	err := b.storage(cc).DeleteTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	b.topics.Invalidate(name)
 	if err != nil {
 		return b.logAdminError(cc, "delete topic", name, err)
 	}
+	b.data.dropTopic(t)
 	b.log.Info("deleted topic", "conn", cc.ID, "topic", name, "iggy_stream", t.Stream, "iggy_topic", t.Topic)
 	return nil
 }

@@ -35,10 +35,11 @@ func (b *Broker) describeCluster(_ context.Context, cc *listener.ConnContext, re
 		}
 	}
 	resp.ClusterID = b.clusterID
-	resp.ControllerID = b.nodeID()
-	ep := b.endpointFor(cc)
-	br := kmsg.NewDescribeClusterResponseBroker()
-	br.NodeID, br.Host, br.Port = b.nodeID(), ep.host, ep.port
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}
+	resp.ControllerID = b.placement.Controller()
+	for _, n := range b.placement.Brokers(cc.Listener) {
+		br := kmsg.NewDescribeClusterResponseBroker()
+		br.NodeID, br.Host, br.Port = n.ID, n.Host, n.Port
+		resp.Brokers = append(resp.Brokers, br)
+	}
 	return resp, nil
 }

@@ -50,7 +50,7 @@ func (b *Broker) configsOf(ctx context.Context, cc *listener.ConnContext, typ km
 			return nil, newAPIError(kerr.InvalidTopicException, "%v", err)
 		}
 		t := b.topics.Map().Resolve(name)
-		topic, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+		topic, err := b.storage(cc).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 		if err != nil {
 			return nil, b.logAdminError(cc, "describe configs", name, err)
 		}

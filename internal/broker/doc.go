@@ -4,8 +4,31 @@
 //
 //	broker.go        Broker, its options, and Lookup (the listener's Dispatcher)
 //	routes.go        the handler registry and its helpers
+//	storage.go       Storage, what the handlers need of Iggy, and the storage(cc) accessor
+//	partitions.go    data-path state: partition state, produce lanes, fetch probes
 //	errors.go        Iggy error → Kafka error code mapping
 //	<api>.go         one file per Kafka API: apiversions.go, metadata.go, ...
+//
+// # Seams
+//
+// Each of these is the one place where a later concern plugs in:
+//
+//   - Storage: every Iggy call of a handler goes through b.storage(cc), the Storage for the
+//     requesting connection (nil cc: the gateway's own reads). Per-principal authorization
+//     or a test double is a Storage returned there; Options.Iggy is the default one.
+//   - Placement (internal/placement, Options.Placement): who leads each partition,
+//     coordinates each group and is the controller, as Metadata, FindCoordinator and
+//     DescribeCluster report it. placement.Single (this gateway does everything) is the
+//     default; several gateways in front of one Iggy would plug in another.
+//   - laneOf (partitions.go): which Produce writes reach a partition in the order they were
+//     queued. Today a connection's writes to a partition; idempotent producers would be
+//     ordered per producer id and partition.
+//   - partitionReader (fetch.go): how Fetch reads stored messages. iggyReader polls Iggy; a
+//     cache of recent messages can stand in for it.
+//
+// Work fanned out to goroutines of its own (the parallel sends of Produce, the parallel reads
+// of Fetch) recovers its panics: the partition is answered UNKNOWN_SERVER_ERROR and the panic
+// logged, as the listener does for the handler's goroutine.
 //
 // Handlers are plain methods over kmsg requests and responses; they never touch sockets. A
 // handler gets the per-connection context (listener name, client id and software, principal)
@@ -33,6 +56,6 @@
 //
 // # Without the bridge
 //
-// When the bridge is off (Broker.iggy is nil), handlers give the storage-free answers of SPEC
-// §4.3: nothing may look like data was stored.
+// When the bridge is off (Options.Iggy is nil), handlers give the storage-free answers
+// (docs/CONFIGURATION.md, "Bridge to Iggy"): nothing may look like data was stored.
 package broker

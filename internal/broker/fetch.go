@@ -62,7 +62,7 @@ var noRecords = []byte{}
 // fetchPart is one requested partition.
 type fetchPart struct {
 	key      partKey
-	st       *partState
+	st       *partState // set once Iggy confirmed the partition (resolveFetch)
 	out      *kmsg.FetchResponseTopicPartition
 	offset   int64
 	maxBytes int
@@ -88,7 +88,7 @@ type fetchRequest struct {
 }
 
 // fetch reads each partition from its fetch offset, waiting up to max_wait_ms for min_bytes
-// of data (SPEC §6). Fetch sessions are not kept: every request is a full fetch, and a
+// of data (docs/DATA-PATH.md). Fetch sessions are not kept: every request is a full fetch, and a
 // request that continues a session gets FETCH_SESSION_ID_NOT_FOUND, after which clients fall
 // back to full fetches (Java and franz-go do, librdkafka never uses sessions).
 func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.FetchRequest) (kmsg.Response, error) {
@@ -179,7 +179,6 @@ func (b *Broker) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 				fp.fail(kerr.UnknownTopicOrPartition.Code)
 			case !b.bridgeOff():
 				fp.key = partKey{Target: ft.target, Partition: uint32(rp.Partition)}
-				fp.st = b.data.part(fp.key)
 			}
 			f.parts = append(f.parts, fp)
 		}
@@ -212,10 +211,7 @@ func (b *Broker) readFetch(ctx context.Context, f *fetchRequest) (bytes int, err
 	remaining := f.maxBytes
 	for i := range reads {
 		r := &reads[i]
-		enc := encoderPool.Get().(*mapping.BatchEncoder)
-		code := b.readPartition(ctx, f, enc, r.fp, &r.ip, remaining, bytes == 0)
-		encoderPool.Put(enc)
-		if code != 0 {
+		if code := b.readOne(ctx, f, r, remaining, bytes == 0); code != 0 {
 			r.fp.fail(code)
 			errored = true
 			continue
@@ -243,7 +239,7 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 			errored = errored || len(parts) > 0
 			continue
 		}
-		topic, err := b.iggy.GetTopic(ctx, iggy.Name(ft.target.Stream), iggy.Name(ft.target.Topic))
+		topic, err := b.storage(f.cc).GetTopic(ctx, iggy.Name(ft.target.Stream), iggy.Name(ft.target.Topic))
 		if err != nil {
 			code := fetchErrorCode(dataErrorCode(err, false))
 			if isNotFound(err) {
@@ -269,6 +265,7 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 				errored = true
 				continue
 			}
+			fp.st = b.data.part(fp.key) // only now: Iggy confirmed the partition exists
 			reads = append(reads, partRead{fp: fp, ip: *ip})
 		}
 	}
@@ -300,9 +297,7 @@ func (b *Broker) readParallel(ctx context.Context, f *fetchRequest, reads []part
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			enc := encoderPool.Get().(*mapping.BatchEncoder)
-			defer encoderPool.Put(enc)
-			r.code = b.readPartition(ctx, f, enc, r.fp, &r.ip, r.fp.maxBytes, true)
+			r.code = b.readOne(ctx, f, r, r.fp.maxBytes, true)
 		})
 	}
 	wg.Wait()
@@ -320,6 +315,22 @@ func (b *Broker) readParallel(ctx context.Context, f *fetchRequest, reads []part
 		bytes += n
 	}
 	return bytes
+}
+
+// readOne reads one partition (readPartition) with a pooled encoder. A panic is that
+// partition's UNKNOWN_SERVER_ERROR rather than the end of the process: reads may run on
+// goroutines of their own (readParallel), where nothing else would recover it.
+func (b *Broker) readOne(ctx context.Context, f *fetchRequest, r *partRead, remaining int, minOne bool) (code int16) {
+	defer func() {
+		if v := recover(); v != nil {
+			b.partitionPanic("fetch", f.cc, r.fp.key, v)
+			code = kerr.UnknownServerError.Code
+		}
+	}()
+	enc := encoderPool.Get().(*mapping.BatchEncoder)
+	code = b.readPartition(ctx, f, enc, r.fp, &r.ip, remaining, minOne)
+	encoderPool.Put(enc) // not after a panic: its state is unknown
+	return code
 }
 
 // encoderPool keeps Fetch batch encoders, whose header scratch space grows once.
@@ -341,7 +352,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	fp.dropRecords() // what an earlier read of this request found is superseded
 	hw := highWatermark(ip)
 	fp.st.observe(ip)
-	logStart, err := b.logStartOffset(ctx, fp.key, fp.st, hw)
+	logStart, err := b.logStartOffset(ctx, b.storage(f.cc), fp.key, fp.st, hw)
 	if err != nil {
 		code := fetchErrorCode(dataErrorCode(err, false))
 		b.log.Warn("fetch: log start offset read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
@@ -357,15 +368,15 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 		return 0
 	}
 
-	next := uint64(fp.offset)
-	size, sure := fp.st.recentSize(), true
-	if size == 0 {
-		size, sure = max(storedSize(ip), 1), false
+	r := readRange{cc: f.cc, key: fp.key, st: fp.st, from: uint64(fp.offset), hw: hw, limit: limit}
+	r.size, r.sizeKnown = fp.st.recentSize(), true
+	if r.size == 0 {
+		r.size, r.sizeKnown = max(storedSize(ip), 1), false
 	}
 	// A pooled buffer of about what will be read (growing one as it fills would copy it
 	// several times over); it goes back to the pool when the response has been written.
-	perRecord := uint64(size + recordOverhead)
-	estimate := min(uint64(limit), (hw-next)*perRecord, maxPollRounds*maxPollCount*perRecord)
+	perRecord := uint64(r.size + recordOverhead)
+	estimate := min(uint64(limit), (hw-r.from)*perRecord, maxPollRounds*maxPollCount*perRecord)
 	enc.Begin(bufpool.Get(kbatch.HeaderSize+int(estimate)), -1)
 	drop := false
 	defer func() {
@@ -375,15 +386,53 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 		}
 		fp.keepRecords(out)
 	}()
-	for round := 0; round < maxPollRounds && next < hw && (enc.Len() == 0 || enc.Size() < limit); round++ {
-		count := pollCount(limit-enc.Size(), size, hw-next, sure || round > 0)
-		polled, err := b.iggy.PollMessages(ctx, fp.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
+	if code := b.reader.read(ctx, &r, enc); code != 0 {
+		return code
+	}
+	// Only the first non-empty partition may exceed its limit (KIP-74); this one's first
+	// record waits for a fetch where it comes first.
+	drop = !minOne && enc.Size() > limit
+	return 0
+}
+
+// readRange is what one partition read asks for: the records of key from offset from up to
+// (not including) hw, until the batch holds limit bytes.
+type readRange struct {
+	cc       *listener.ConnContext
+	key      partKey
+	st       *partState
+	from, hw uint64
+	limit    int
+	// size is about how large a message is (payload and headers); sizeKnown tells whether it
+	// was seen in this partition's recent messages or merely guessed.
+	size      int
+	sizeKnown bool
+}
+
+// partitionReader reads the stored messages of a partition into a Kafka batch. iggyReader
+// polls Iggy; something else (a cache of recent messages) can stand in for it.
+type partitionReader interface {
+	// read adds the records of r to enc (begun by the caller); the first record is added
+	// whatever its size. It returns 0, or the Kafka code of the partition when nothing could
+	// be read.
+	read(ctx context.Context, r *readRange, enc *mapping.BatchEncoder) int16
+}
+
+// iggyReader reads partitions with Iggy polls, through the storage of the requesting client.
+type iggyReader struct{ b *Broker }
+
+func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchEncoder) int16 {
+	b, next, size := ir.b, r.from, r.size
+	s := b.storage(r.cc)
+	for round := 0; round < maxPollRounds && next < r.hw && (enc.Len() == 0 || enc.Size() < r.limit); round++ {
+		count := pollCount(r.limit-enc.Size(), size, r.hw-next, r.sizeKnown || round > 0)
+		polled, err := s.PollMessages(ctx, r.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
 		if err != nil {
 			if enc.Len() > 0 {
 				break // answer what was read; the next fetch meets the error
 			}
 			code := fetchErrorCode(dataErrorCode(err, false))
-			b.log.Warn("fetch: poll failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
+			b.log.Warn("fetch: poll failed", "conn", r.cc.ID, "topic", r.key.Topic, "partition", r.key.Partition, "kafka_error", code, "err", err)
 			return code
 		}
 		full, polledBytes, polledCount := false, 0, 0
@@ -392,17 +441,17 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 			if m.Offset < next {
 				continue
 			}
-			if m.Offset >= hw {
+			if m.Offset >= r.hw {
 				full = true // written after the offsets were read: the next fetch gets it
 				break
 			}
 			stored := mapping.Stored{Offset: m.Offset, Timestamp: m.Timestamp, OriginTimestamp: m.OriginTimestamp,
 				Payload: m.Payload, Headers: m.Headers}
-			added, err := enc.Add(&stored, limit)
+			added, err := enc.Add(&stored, r.limit)
 			if err != nil {
 				var me *mapping.MessageError
 				if errors.As(err, &me) {
-					b.logCorrupt(f.cc, fp.key, me)
+					b.logCorrupt(r.cc, r.key, me)
 				}
 				if enc.Len() == 0 {
 					return kerr.UnknownServerError.Code
@@ -418,9 +467,9 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 			polledBytes += len(m.Payload) + len(m.Headers)
 			polledCount++
 		}
-		fp.st.noteSizes(polledBytes, polledCount)
+		r.st.noteSizes(polledBytes, polledCount)
 		if polledCount > 0 {
-			size = fp.st.messageSize(size)
+			size = r.st.messageSize(size)
 		}
 		empty := len(polled.Messages) == 0
 		polled.Release() // the records hold copies of what they need
@@ -428,9 +477,6 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 			break
 		}
 	}
-	// Only the first non-empty partition may exceed its limit (KIP-74); this one's first
-	// record waits for a fetch where it comes first.
-	drop = !minOne && enc.Size() > limit
 	return 0
 }
 

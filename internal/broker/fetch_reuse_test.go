@@ -55,10 +55,13 @@ func TestConcurrentFetchesSeeTheirOwnRecords(t *testing.T) {
 					for j := range req.Topics[0].Partitions {
 						req.Topics[0].Partitions[j].PartitionMaxBytes = int32(64<<10 + i*100<<10)
 					}
-					c.send(req, int32(i))
+					if err := c.write(req, int32(i)); err != nil {
+						t.Errorf("conn %d round %d: %v", ci, r, err)
+						return
+					}
 				}
 				for i := range pipelined {
-					if err := checkReuseResponse(t, c, int32(i), offsets[i], size); err != nil {
+					if err := checkReuseResponse(c, int32(i), offsets[i], size); err != nil {
 						t.Errorf("conn %d round %d fetch %d: %v", ci, r, i, err)
 						return
 					}
@@ -69,8 +72,11 @@ func TestConcurrentFetchesSeeTheirOwnRecords(t *testing.T) {
 	wg.Wait()
 }
 
-func checkReuseResponse(t *testing.T, c *rawConn, corr int32, offset int64, size int) error {
-	f := c.frame()
+func checkReuseResponse(c *rawConn, corr int32, offset int64, size int) error {
+	f, err := c.readFrame()
+	if err != nil {
+		return err
+	}
 	if f == nil {
 		return fmt.Errorf("connection closed")
 	}
@@ -84,7 +90,10 @@ func checkReuseResponse(t *testing.T, c *rawConn, corr int32, offset int64, size
 	}
 	for i := range resp.Topics[0].Partitions {
 		p := &resp.Topics[0].Partitions[i]
-		recs := fetchedRecords(t, p)
+		recs, err := decodeFetched(p)
+		if err != nil {
+			return err
+		}
 		if p.ErrorCode != 0 || len(recs) == 0 {
 			return fmt.Errorf("partition %d: error %d, %d records", p.Partition, p.ErrorCode, len(recs))
 		}

@@ -41,6 +41,34 @@ func (g *gateway) fetchResp(t *testing.T, ctx context.Context, req *kmsg.FetchRe
 	return fetchResponse(resp)
 }
 
+// fetchAsync runs the Fetch handler on a goroutine of its own; its answer arrives on the
+// channel, to be taken with get on the test's goroutine.
+func (g *gateway) fetchAsync(ctx context.Context, req *kmsg.FetchRequest) <-chan fetchResult {
+	done := make(chan fetchResult, 1)
+	go func() {
+		resp, err := g.b.fetch(ctx, dataConn, req)
+		r := fetchResult{err: err}
+		if err == nil {
+			r.resp = fetchResponse(resp)
+		}
+		done <- r
+	}()
+	return done
+}
+
+type fetchResult struct {
+	resp *kmsg.FetchResponse
+	err  error
+}
+
+func (r fetchResult) get(t *testing.T) *kmsg.FetchResponse {
+	t.Helper()
+	if r.err != nil {
+		t.Fatalf("fetch: %v", r.err)
+	}
+	return r.resp
+}
+
 // fetchResponse unwraps the Fetch handler's answer without releasing its buffers, so the
 // records stay valid for the rest of the test.
 func fetchResponse(resp kmsg.Response) *kmsg.FetchResponse {
@@ -50,18 +78,27 @@ func fetchResponse(resp kmsg.Response) *kmsg.FetchResponse {
 	return resp.(*kmsg.FetchResponse)
 }
 
-// records decodes a partition's record batches.
+// fetchedRecords decodes a partition's record batches.
 func fetchedRecords(t *testing.T, p *kmsg.FetchResponseTopicPartition) []kgo.Record {
 	t.Helper()
+	out, err := decodeFetched(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// decodeFetched is fetchedRecords for goroutines other than the test's.
+func decodeFetched(p *kmsg.FetchResponseTopicPartition) ([]kgo.Record, error) {
 	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: "t", Partition: p.Partition}, p, kgo.DefaultDecompressor(), nil)
 	if fp.Err != nil && p.ErrorCode == 0 {
-		t.Fatalf("partition %d: %v", p.Partition, fp.Err)
+		return nil, fmt.Errorf("partition %d: %w", p.Partition, fp.Err)
 	}
 	out := make([]kgo.Record, len(fp.Records))
 	for i, r := range fp.Records {
 		out[i] = *r
 	}
-	return out
+	return out, nil
 }
 
 // produceValues writes values to topic/partition through the handler and returns the base
@@ -212,13 +249,12 @@ func TestFetchLongPoll(t *testing.T) {
 	wake := func(name string, offset int64, write func()) {
 		req := fetchPartitionsReq(12, "w", offset, 0)
 		req.MaxWaitMillis = 60_000 // longer than the test's context: only new data ends it
-		done := make(chan *kmsg.FetchResponse)
-		go func() { done <- g.fetchResp(t, ctx, req) }()
+		done := g.fetchAsync(ctx, req)
 		waitForCondition(t, "the fetch to wait", func() bool { return g.waiting("w") })
 		write()
 		select {
-		case resp := <-done:
-			got := fetchedRecords(t, &resp.Topics[0].Partitions[0])
+		case r := <-done:
+			got := fetchedRecords(t, &r.get(t).Topics[0].Partitions[0])
 			if len(got) != 1 || got[0].Offset != offset {
 				t.Errorf("%s: woke with %v", name, got)
 			}
@@ -258,11 +294,10 @@ func TestFetchMinBytes(t *testing.T) {
 	req := fetchPartitionsReq(12, "m", 0, 0)
 	req.MinBytes, req.MaxWaitMillis = 1<<20, 60_000
 	req.Topics[0].Partitions[0].PartitionMaxBytes = 4 << 20
-	done := make(chan *kmsg.FetchResponse)
-	go func() { done <- g.fetchResp(t, ctx, req) }()
+	done := g.fetchAsync(ctx, req)
 	waitForCondition(t, "the fetch to wait", func() bool { return g.waiting("m") })
 	g.produceValues(t, "m", 0, bytes.Repeat([]byte("y"), 1<<20))
-	resp := <-done
+	resp := (<-done).get(t)
 	if got := fetchedRecords(t, &resp.Topics[0].Partitions[0]); len(got) != 2 {
 		t.Errorf("read %d records, want both", len(got))
 	}
@@ -402,13 +437,12 @@ func TestFetchEndsAtShutdown(t *testing.T) {
 	ctx := ctxT(t)
 	req := fetchPartitionsReq(12, "sd", 0, 0)
 	req.MaxWaitMillis = 60_000
-	done := make(chan *kmsg.FetchResponse)
-	go func() { done <- g.fetchResp(t, ctx, req) }()
+	done := g.fetchAsync(ctx, req)
 	waitForCondition(t, "the fetch to wait", func() bool { return g.waiting("sd") })
 	g.b.BeginShutdown()
 	select {
-	case resp := <-done:
-		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != 0 {
+	case r := <-done:
+		if p := r.get(t).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != 0 {
 			t.Errorf("answer at shutdown: %+v", p)
 		}
 	case <-ctx.Done():

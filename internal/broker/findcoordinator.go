@@ -30,15 +30,16 @@ const (
 	coordinatorTransaction = 1
 )
 
-// coordinator answers one key: groups are coordinated by this gateway; transactions are not
+// coordinator answers one key: groups are coordinated where the placement says (this
+// gateway, by default); transactions are not
 // supported (TRANSACTIONAL_ID_AUTHORIZATION_FAILED is fatal in Java and librdkafka, so a
 // transactional producer fails at once with a clear error); other types (share groups) are
 // invalid here.
-func (b *Broker) coordinator(cc *listener.ConnContext, keyType int8) (node int32, host string, port int32, code int16, msg *string) {
+func (b *Broker) coordinator(cc *listener.ConnContext, keyType int8, key string) (node int32, host string, port int32, code int16, msg *string) {
 	switch keyType {
 	case coordinatorGroup:
-		ep := b.endpointFor(cc)
-		return b.nodeID(), ep.host, ep.port, 0, nil
+		n := b.placement.Coordinator(cc.Listener, key)
+		return n.ID, n.Host, n.Port, 0, nil
 	case coordinatorTransaction:
 		m := "transactions are not supported by this gateway"
 		return -1, "", -1, kerr.TransactionalIDAuthorizationFailed.Code, &m
@@ -55,14 +56,14 @@ func (b *Broker) findCoordinator(_ context.Context, cc *listener.ConnContext, re
 		keyType = coordinatorGroup
 	}
 	if req.Version < 4 {
-		resp.NodeID, resp.Host, resp.Port, resp.ErrorCode, resp.ErrorMessage = b.coordinator(cc, keyType)
+		resp.NodeID, resp.Host, resp.Port, resp.ErrorCode, resp.ErrorMessage = b.coordinator(cc, keyType, req.CoordinatorKey)
 		return resp, nil
 	}
 	resp.Coordinators = make([]kmsg.FindCoordinatorResponseCoordinator, 0, len(req.CoordinatorKeys))
 	for _, key := range req.CoordinatorKeys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
-		c.NodeID, c.Host, c.Port, c.ErrorCode, c.ErrorMessage = b.coordinator(cc, keyType)
+		c.NodeID, c.Host, c.Port, c.ErrorCode, c.ErrorMessage = b.coordinator(cc, keyType, key)
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
 	return resp, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 )
 
 // gateway is a broker behind a real listener, optionally bridged to an in-memory Iggy server.
@@ -37,6 +38,8 @@ type gatewayOpts struct {
 	wrap func(iggy.API) iggy.API
 	// groups configures the group coordinator (nil: groups.DefaultConfig()).
 	groups *groups.Config
+	// placement replaces the single-gateway placement (nil: placement.Single).
+	placement placement.Placement
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -76,6 +79,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 		opts.Offsets = loadOffsetStore(t, cl)
 	}
 	opts.Groups = o.groups
+	opts.Placement = o.placement
 	g.b, err = New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 		return
 	}
 	target := b.topics.Map().Resolve(rt.Topic)
-	topic, err := b.iggy.GetTopic(ctx, iggy.Name(target.Stream), iggy.Name(target.Topic))
+	topic, err := b.storage(cc).GetTopic(ctx, iggy.Name(target.Stream), iggy.Name(target.Topic))
 	if err != nil {
 		code := dataErrorCode(err, false)
 		if isNotFound(err) {
@@ -94,7 +94,7 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 			continue
 		}
 		k := partKey{Target: target, Partition: ip.ID}
-		offset, ts, err := b.partitionOffset(ctx, k, ip, rt.Partitions[j].Timestamp)
+		offset, ts, err := b.partitionOffset(ctx, b.storage(cc), k, ip, rt.Partitions[j].Timestamp)
 		if err != nil {
 			out.ErrorCode = dataErrorCode(err, false)
 			b.log.Warn("list offsets: read failed", "conn", cc.ID, "topic", rt.Topic, "partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
@@ -106,7 +106,7 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 
 // partitionOffset answers one partition: an offset and its timestamp (-1 when not asked for a
 // record's timestamp), or -1, -1 when no record matches.
-func (b *Broker) partitionOffset(ctx context.Context, k partKey, ip *iggy.Partition, target int64) (offset, ts int64, err error) {
+func (b *Broker) partitionOffset(ctx context.Context, s Storage, k partKey, ip *iggy.Partition, target int64) (offset, ts int64, err error) {
 	st := b.data.part(k)
 	hw := highWatermark(ip)
 	st.observe(ip)
@@ -114,13 +114,13 @@ func (b *Broker) partitionOffset(ctx context.Context, k partKey, ip *iggy.Partit
 	case latestTimestamp:
 		return int64(hw), -1, nil
 	case earliestTimestamp:
-		ls, err := b.logStartOffset(ctx, k, st, hw)
+		ls, err := b.logStartOffset(ctx, s, k, st, hw)
 		return int64(ls), -1, err
 	case maxTimestamp:
 		if hw == 0 {
 			return -1, -1, nil
 		}
-		polled, err := b.iggy.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollLast}, 1))
+		polled, err := s.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollLast}, 1))
 		if err != nil || len(polled.Messages) == 0 {
 			return -1, -1, err
 		}
@@ -130,7 +130,7 @@ func (b *Broker) partitionOffset(ctx context.Context, k partKey, ip *iggy.Partit
 	if hw == 0 {
 		return -1, -1, nil
 	}
-	return b.timestampOffset(ctx, k, st, ip, target, hw)
+	return b.timestampOffset(ctx, s, k, st, ip, target, hw)
 }
 
 // timestampOffset finds the first record whose Kafka timestamp is at or after target (ms).
@@ -141,7 +141,7 @@ func (b *Broker) partitionOffset(ctx context.Context, k partKey, ip *iggy.Partit
 // read forward until one's Kafka timestamp (what Fetch returns) reaches target. If none does
 // within timestampScanMessages, the first record appended at or after target is the answer
 // (Kafka's answer for a topic with LogAppendTime).
-func (b *Broker) timestampOffset(ctx context.Context, k partKey, st *partState, ip *iggy.Partition, target int64, hw uint64) (int64, int64, error) {
+func (b *Broker) timestampOffset(ctx context.Context, s Storage, k partKey, st *partState, ip *iggy.Partition, target int64, hw uint64) (int64, int64, error) {
 	from := uint64(0)
 	if target > 0 {
 		if uint64(target) > math.MaxUint64/1000 {
@@ -154,7 +154,7 @@ func (b *Broker) timestampOffset(ctx context.Context, k partKey, st *partState, 
 	var first *iggy.PolledMessage
 	for scanned := 0; scanned < timestampScanMessages; {
 		count := uint32(min(timestampScanBytes/size+1, timestampScanMessages-scanned, maxPollCount))
-		polled, err := b.iggy.PollMessages(ctx, k.pollRequest(strategy, count))
+		polled, err := s.PollMessages(ctx, k.pollRequest(strategy, count))
 		if err != nil {
 			return -1, -1, err
 		}

@@ -20,19 +20,21 @@ func init() {
 	register(kmsg.Metadata, route{serve: typed((*Broker).metadata), concurrent: true})
 }
 
-// metadata lists this gateway as the only broker, leader of every partition, and the topics
-// the client asked for (all visible topics for a null list, or an empty one at v0).
+// metadata lists the brokers, the controller and partition leaders as the placement says
+// (this gateway alone, by default), and the topics the client asked for (all visible topics
+// for a null list, or an empty one at v0).
 func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *kmsg.MetadataRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	ep := b.endpointFor(cc)
-	br := kmsg.NewMetadataResponseBroker()
-	br.NodeID, br.Host, br.Port = b.nodeID(), ep.host, ep.port
-	resp.Brokers = []kmsg.MetadataResponseBroker{br}
+	for _, n := range b.placement.Brokers(cc.Listener) {
+		br := kmsg.NewMetadataResponseBroker()
+		br.NodeID, br.Host, br.Port = n.ID, n.Host, n.Port
+		resp.Brokers = append(resp.Brokers, br)
+	}
 	resp.ClusterID = &b.clusterID
-	resp.ControllerID = b.nodeID()
+	resp.ControllerID = b.placement.Controller()
 
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
-		topics, err := b.allTopics(ctx)
+		topics, err := b.allTopics(ctx, cc)
 		if err != nil {
 			// No error field to report it in, and an empty list would tell clients every topic
 			// is gone: close, the client reconnects and asks again.
@@ -75,7 +77,7 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 	}
 	r, err := b.topics.Resolve(ctx, name)
 	if isNotFound(err) && autoCreate {
-		r, err = b.createTopic(ctx, name, uint32(b.cfg.AutoCreatePartitions), iggy.TopicOptions{})
+		r, err = b.createTopic(ctx, cc, name, uint32(b.cfg.AutoCreatePartitions), iggy.TopicOptions{})
 	}
 	if err != nil {
 		t.ErrorCode = topicErrorCode(err)
@@ -84,20 +86,20 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 		}
 		return t
 	}
-	t.Partitions = b.partitionsMetadata(r.Partitions)
+	t.Partitions = b.partitionsMetadata(name, r.Partitions)
 	return t
 }
 
 // allTopics lists every Iggy topic that a Kafka name resolves to, in the default stream and
 // the streams of the topic map. Missing streams list nothing.
-func (b *Broker) allTopics(ctx context.Context) ([]kmsg.MetadataResponseTopic, error) {
+func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kmsg.MetadataResponseTopic, error) {
 	if b.bridgeOff() {
 		return nil, nil
 	}
 	m := b.topics.Map()
 	var out []kmsg.MetadataResponseTopic
 	for _, stream := range m.Streams() {
-		topics, err := b.iggy.GetTopics(ctx, iggy.Name(stream))
+		topics, err := b.storage(cc).GetTopics(ctx, iggy.Name(stream))
 		if isNotFound(err) {
 			continue
 		}
@@ -112,7 +114,7 @@ func (b *Broker) allTopics(ctx context.Context) ([]kmsg.MetadataResponseTopic, e
 			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount})
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = &name
-			t.Partitions = b.partitionsMetadata(it.PartitionsCount)
+			t.Partitions = b.partitionsMetadata(name, it.PartitionsCount)
 			out = append(out, t)
 		}
 	}
@@ -120,19 +122,20 @@ func (b *Broker) allTopics(ctx context.Context) ([]kmsg.MetadataResponseTopic, e
 	return out, nil
 }
 
-// partitionsMetadata describes n partitions led by this gateway. The leader epoch is -1
-// (unknown): the gateway has no leader epochs, and -1 makes clients skip epoch validation
-// (OffsetForLeaderEpoch is not served).
-func (b *Broker) partitionsMetadata(n uint32) []kmsg.MetadataResponseTopicPartition {
-	node := b.nodeID()
+// partitionsMetadata describes the n partitions of a topic, each with its leader as its only
+// replica (Iggy replicates behind the gateway). The leader epoch is -1 (unknown): the gateway
+// has no leader epochs, and -1 makes clients skip epoch validation (OffsetForLeaderEpoch is
+// not served).
+func (b *Broker) partitionsMetadata(topic string, n uint32) []kmsg.MetadataResponseTopicPartition {
 	out := make([]kmsg.MetadataResponseTopicPartition, n)
 	for i := range out {
+		leader := b.placement.Leader(topic, int32(i))
 		p := kmsg.NewMetadataResponseTopicPartition()
 		p.Partition = int32(i)
-		p.Leader = node
+		p.Leader = leader
 		p.LeaderEpoch = -1
-		p.Replicas = []int32{node}
-		p.ISR = []int32{node}
+		p.Replicas = []int32{leader}
+		p.ISR = []int32{leader}
 		out[i] = p
 	}
 	return out

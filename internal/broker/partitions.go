@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -28,6 +29,18 @@ const (
 	logStartTTL = 10 * time.Second
 	// corruptLogLimit bounds the memory of "logged once per connection" corrupt messages.
 	corruptLogLimit = 4096
+	// maxPartStates bounds how many partitions state is kept for. State is kept only for
+	// partitions Iggy confirmed, so the bound is met only with that many real partitions in
+	// use; past it, partitions without a kept state are served as well, just without what an
+	// earlier request learnt about them.
+	maxPartStates = 1 << 16
+	// partIdleTTL: the state of a partition no request used for that long is dropped.
+	partIdleTTL = 5 * time.Minute
+	// partMinAge protects state from being dropped to make room: a fetch takes the state of
+	// its partitions and starts waiting on it (which protects it) within one read pass.
+	partMinAge = 4 * fetchReadTimeout
+	// fullSweepInterval spaces the sweeps that make room once the bound is met.
+	fullSweepInterval = time.Second
 )
 
 // dataConsumer is the plain consumer (kind 1) the gateway polls with. It never stores offsets
@@ -53,21 +66,32 @@ func (k partKey) pollRequest(strategy iggy.PollingStrategy, count uint32) iggy.P
 type dataPlane struct {
 	mu      sync.Mutex
 	parts   map[partKey]*partState
+	swept   time.Time        // when parts was last swept of idle state
+	clock   func() time.Time // nil: time.Now (tests set it)
 	probes  map[topicmap.Target]*probe
 	corrupt map[corruptKey]struct{}
 	decodes chan struct{} // one token per Produce request decoding its records
 	lanes   map[laneKey]*sendTurn
 }
 
-// laneKey names the writes of one client connection to one partition.
+// laneKey names a lane: writes to one partition that must reach it in the order they were
+// queued. laneOf decides which writes share a lane.
 type laneKey struct {
 	conn uint64
 	part partKey
 }
 
-// sendTurn is one send's place on its lane: the sends of a connection to a partition are
-// made one after the other, in the order they were queued (request order, as the listener
-// starts Produce requests in order). A lane exists while it has sends queued.
+// laneOf is the lane of a write of connection cc to partition k: the connection's writes to
+// the partition, kept in request order (the listener starts Produce requests in order).
+// Writes of different connections are not ordered with each other, as in Kafka. This is the
+// one place that decides it: idempotent producers would be ordered per producer id and
+// partition instead, whatever connection carries them.
+func laneOf(cc *listener.ConnContext, k partKey) laneKey {
+	return laneKey{conn: cc.ID, part: k}
+}
+
+// sendTurn is one send's place on its lane: the sends on a lane are made one after the other,
+// in the order they were queued. A lane exists while it has sends queued.
 type sendTurn struct {
 	d    *dataPlane
 	key  laneKey
@@ -75,10 +99,9 @@ type sendTurn struct {
 	done chan struct{}
 }
 
-// queueSend queues a send of connection conn to partition k behind the ones queued before.
-// The caller must call finish on the turn once the send is done (or given up).
-func (d *dataPlane) queueSend(conn uint64, k partKey) *sendTurn {
-	key := laneKey{conn: conn, part: k}
+// queueSend queues a send on lane key behind the ones queued before. The caller must call
+// finish on the turn once the send is done (or given up).
+func (d *dataPlane) queueSend(key laneKey) *sendTurn {
 	t := &sendTurn{d: d, key: key, prev: noWait, done: make(chan struct{})}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -126,6 +149,8 @@ func (d *dataPlane) acquireDecode(ctx context.Context) (release func(), err erro
 
 // partState is what is known about one partition.
 type partState struct {
+	lastUse time.Time // guarded by dataPlane.mu
+
 	mu            sync.Mutex
 	hw            uint64 // high watermark last seen or written
 	sizeBytes     uint64 // Iggy's size of the partition when hw was last read from Iggy
@@ -147,19 +172,71 @@ func (w *waiter) wake() {
 	}
 }
 
-// part returns the state of k, creating it on first use.
+// part returns the state of k, creating it on first use. Callers pass only partitions Iggy
+// confirmed exists: state is kept between requests, and requests naming partitions that do
+// not exist must not add to it.
 func (d *dataPlane) part(k partKey) *partState {
+	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := d.parts[k]
-	if st == nil {
-		if d.parts == nil {
-			d.parts = make(map[partKey]*partState)
-		}
-		st = &partState{}
+	if st := d.parts[k]; st != nil {
+		st.lastUse = now
+		return st
+	}
+	if d.parts == nil {
+		d.parts = make(map[partKey]*partState)
+		d.swept = now
+	}
+	if now.Sub(d.swept) >= partIdleTTL || (len(d.parts) >= maxPartStates && now.Sub(d.swept) >= fullSweepInterval) {
+		d.sweepLocked(now)
+	}
+	st := &partState{lastUse: now}
+	if len(d.parts) < maxPartStates {
 		d.parts[k] = st
 	}
 	return st
+}
+
+func (d *dataPlane) now() time.Time {
+	if d.clock != nil {
+		return d.clock()
+	}
+	return time.Now()
+}
+
+// sweepLocked drops the state of partitions idle for partIdleTTL and, while the bound is met,
+// of those idle for partMinAge. State that fetches wait on is kept.
+func (d *dataPlane) sweepLocked(now time.Time) {
+	d.swept = now
+	for _, idle := range []time.Duration{partIdleTTL, partMinAge} {
+		for k, st := range d.parts {
+			if now.Sub(st.lastUse) >= idle && !st.waitedOn() {
+				delete(d.parts, k)
+			}
+		}
+		if len(d.parts) < maxPartStates {
+			return
+		}
+	}
+}
+
+// dropTopic forgets the partitions of a deleted topic (a topic created under its name starts
+// afresh), except those fetches still wait on.
+func (d *dataPlane) dropTopic(t topicmap.Target) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k, st := range d.parts {
+		if k.Target == t && !st.waitedOn() {
+			delete(d.parts, k)
+		}
+	}
+}
+
+// partStates is how many partitions state is kept for.
+func (d *dataPlane) partStates() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.parts)
 }
 
 // highWatermark returns the last high watermark seen.
@@ -213,6 +290,12 @@ func (s *partState) addWaiter(w *waiter) {
 		s.waiters = make(map[*waiter]struct{})
 	}
 	s.waiters[w] = struct{}{}
+}
+
+func (s *partState) waitedOn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiters) > 0
 }
 
 func (s *partState) removeWaiter(w *waiter) {
@@ -298,7 +381,7 @@ func partitionOf(t *iggy.Topic, id int32) (*iggy.Partition, bool) {
 // logStartOffset returns the first retained offset of k, whose high watermark is hw: the
 // offset of Iggy's first message (polled, then cached for logStartTTL), or hw when every
 // message has expired.
-func (b *Broker) logStartOffset(ctx context.Context, k partKey, st *partState, hw uint64) (uint64, error) {
+func (b *Broker) logStartOffset(ctx context.Context, s Storage, k partKey, st *partState, hw uint64) (uint64, error) {
 	if hw == 0 {
 		return 0, nil
 	}
@@ -309,7 +392,7 @@ func (b *Broker) logStartOffset(ctx context.Context, k partKey, st *partState, h
 	if now.Before(until) && ls <= hw {
 		return ls, nil
 	}
-	polled, err := b.iggy.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollFirst}, 1))
+	polled, err := s.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollFirst}, 1))
 	if err != nil {
 		return 0, err
 	}
@@ -365,7 +448,7 @@ func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
 		case <-tick.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		topic, err := b.iggy.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+		topic, err := b.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 		cancel()
 		if err != nil {
 			// The waiting fetches meet the error themselves when they read again.
@@ -376,6 +459,12 @@ func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
 			b.data.part(partKey{Target: t, Partition: p.ID}).observe(p)
 		}
 	}
+}
+
+// partitionPanic logs a panic recovered while serving one partition of a request.
+func (b *Broker) partitionPanic(op string, cc *listener.ConnContext, k partKey, v any) {
+	b.log.Error(op+": panic serving a partition; answered UNKNOWN_SERVER_ERROR", "conn", cc.ID, "client_id", cc.ClientID(),
+		"iggy_stream", k.Stream, "iggy_topic", k.Topic, "partition", k.Partition, "panic", v, "stack", string(debug.Stack()))
 }
 
 // corruptKey is one unreadable message as seen by one connection.

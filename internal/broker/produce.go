@@ -46,11 +46,11 @@ type producePart struct {
 	key   partKey
 	kafka string // topic name, for cache invalidation and logs
 	batch *iggy.Batch
-	turn  *sendTurn // its place on the connection's lane to the partition
+	turn  *sendTurn // its place on its lane (laneOf)
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
-// with the base offsets Iggy assigned. See SPEC §6 for the rules.
+// with the base offsets Iggy assigned. docs/DATA-PATH.md has the rules.
 func (b *Broker) produce(ctx context.Context, cc *listener.ConnContext, req *kmsg.ProduceRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
@@ -101,7 +101,8 @@ func setProduceError(resp *kmsg.ProduceResponse, code int16) {
 
 // writeProduce converts every partition first, so that refusals (transactional batches,
 // corrupt or oversized data) are decided before anything is written, then queues each
-// partition's send on the connection's lane to that partition, in request order, and sends
+// partition's send on its lane (laneOf: the connection's writes to that partition), in
+// request order, and sends
 // the partitions in parallel. Once the sends are queued, the next Produce request of the
 // connection may start (listener.Started): its sends queue behind these, so every partition
 // still receives the connection's writes in request order.
@@ -112,7 +113,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 	}
 	ready := b.convertProduce(ctx, timeout, cc, req, resp)
 	for i := range ready {
-		ready[i].turn = b.data.queueSend(cc.ID, ready[i].key)
+		ready[i].turn = b.data.queueSend(laneOf(cc, ready[i].key))
 	}
 	listener.Started(ctx)
 	b.sendAll(ctx, timeout, cc, ready)
@@ -209,8 +210,16 @@ func (b *Broker) sendAll(ctx context.Context, timeout time.Duration, cc *listene
 
 // sendInTurn waits for p's turn on its lane, sends it (holding a slot of sem, when given) and
 // then lets the lane go on.
+// A panic is the partition's UNKNOWN_SERVER_ERROR rather than the end of the process: sends
+// run on goroutines of their own (sendAll), where nothing else would recover it.
 func (b *Broker) sendInTurn(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, p *producePart, sem chan struct{}) {
 	defer p.turn.finish()
+	defer func() {
+		if v := recover(); v != nil {
+			b.partitionPanic("produce", cc, p.key, v)
+			p.out.ErrorCode, p.out.BaseOffset = kerr.UnknownServerError.Code, -1
+		}
+	}()
 	p.turn.wait()
 	if sem != nil {
 		sem <- struct{}{}
@@ -227,7 +236,7 @@ func (b *Broker) send(ctx context.Context, timeout time.Duration, cc *listener.C
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	n, size := p.batch.Len(), p.batch.Size()
-	conf, err := b.iggy.SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
+	conf, err := b.storage(cc).SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
 	putBatch(p.batch)
 	p.batch = nil
 	if err != nil {

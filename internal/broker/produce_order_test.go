@@ -56,6 +56,24 @@ func firstPayload(b *iggy.Batch) string {
 	return payload
 }
 
+// queuedBehindInFlight reports whether a send to the partition is queued on its lane behind
+// one that is not done.
+func (g *gateway) queuedBehindInFlight(topic string, partition uint32) bool {
+	d := &g.b.data
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for key, turn := range d.lanes {
+		if key.part.Topic == topic && key.part.Partition == partition {
+			select {
+			case <-turn.prev:
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // produceParts is a Produce request writing one record of the given value to each partition.
 func produceParts(t *testing.T, topic string, parts map[int32]string) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
@@ -98,10 +116,15 @@ func TestPipelinedProducesKeepPartitionOrder(t *testing.T) {
 	if got := []string{next(), next()}; !slices.Contains(got, "0:first") || !slices.Contains(got, "1:other") {
 		t.Fatalf("first sends %q, want the first request's partition 0 and the second's partition 1", got)
 	}
+	// The second request queued its sends before it sent to partition 1: its send to
+	// partition 0 waits on its lane for the held one, so it cannot have reached Iggy.
+	if !g.queuedBehindInFlight("order", 0) {
+		t.Fatal("the second request's send to partition 0 is not queued behind the one in flight")
+	}
 	select {
 	case s := <-h.sends:
 		t.Fatalf("sent %q while the earlier send to partition 0 was still in flight", s)
-	case <-time.After(100 * time.Millisecond):
+	default:
 	}
 	close(h.release)
 	if s := next(); s != "0:second" {
@@ -171,13 +194,16 @@ func TestPipelinedProducesManyConnections(t *testing.T) {
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				req.Topics = append(req.Topics, rt)
-				c.send(req, int32(r))
+				if err := c.write(req, int32(r)); err != nil {
+					t.Errorf("conn %d: %v", ci, err)
+					return
+				}
 			}
 			for r := range requests {
-				f := c.frame()
+				f, err := c.readFrame()
 				resp := kmsg.NewPtrProduceResponse()
 				resp.Version = 9
-				if f == nil || resp.ReadFrom(f[5:]) != nil || int32(binary.BigEndian.Uint32(f)) != int32(r) {
+				if err != nil || f == nil || resp.ReadFrom(f[5:]) != nil || int32(binary.BigEndian.Uint32(f)) != int32(r) {
 					t.Errorf("conn %d: bad response %d", ci, r)
 					return
 				}

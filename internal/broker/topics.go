@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
 // createTopic creates the Iggy topic behind a Kafka topic (and its stream when missing), and
 // returns it resolved. A topic created concurrently by someone else counts as created.
-func (b *Broker) createTopic(ctx context.Context, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
-	r, err := b.createNewTopic(ctx, kafkaTopic, partitions, opts)
+func (b *Broker) createTopic(ctx context.Context, cc *listener.ConnContext, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
+	r, err := b.createNewTopic(ctx, cc, kafkaTopic, partitions, opts)
 	if iggy.IsCode(err, iggy.CodeTopicNameAlreadyExists) {
 		b.topics.Invalidate(kafkaTopic)
 		return b.topics.Resolve(ctx, kafkaTopic)
@@ -21,14 +22,15 @@ func (b *Broker) createTopic(ctx context.Context, kafkaTopic string, partitions 
 
 // createNewTopic is createTopic for CreateTopics: a topic that already exists is an error
 // carrying Iggy's TopicNameAlreadyExists code.
-func (b *Broker) createNewTopic(ctx context.Context, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
+func (b *Broker) createNewTopic(ctx context.Context, cc *listener.ConnContext, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
 	t := b.topics.Map().Resolve(kafkaTopic)
-	topic, err := b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
+	s := b.storage(cc)
+	topic, err := s.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
 	if isNotFound(err) {
-		if _, serr := iggy.EnsureStream(ctx, b.iggy, t.Stream); serr != nil {
+		if _, serr := iggy.EnsureStream(ctx, s, t.Stream); serr != nil {
 			return topicmap.Resolved{}, fmt.Errorf("create stream %q: %w", t.Stream, serr)
 		}
-		topic, err = b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
+		topic, err = s.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
 	}
 	if err != nil {
 		return topicmap.Resolved{}, fmt.Errorf("create topic %q in stream %q: %w", t.Topic, t.Stream, err)

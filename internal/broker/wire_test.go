@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -29,42 +30,71 @@ func dialRaw(t *testing.T, addr string) *rawConn {
 
 func (c *rawConn) send(req kmsg.Request, corr int32) {
 	c.t.Helper()
-	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, corr)
-	if _, err := c.nc.Write(frame); err != nil {
+	if err := c.write(req, corr); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+func (c *rawConn) write(req kmsg.Request, corr int32) error {
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, corr)
+	_, err := c.nc.Write(frame)
+	return err
 }
 
 // frame returns the next response frame without its length prefix, or nil when the gateway
 // closed the connection.
 func (c *rawConn) frame() []byte {
 	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var prefix [4]byte
-	if _, err := io.ReadFull(c.nc, prefix[:]); err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			c.t.Fatal("timed out waiting for a response or close")
-		}
-		return nil
-	}
-	f := make([]byte, binary.BigEndian.Uint32(prefix[:]))
-	if _, err := io.ReadFull(c.nc, f); err != nil {
+	f, err := c.readFrame()
+	if err != nil {
 		c.t.Fatal(err)
 	}
 	return f
 }
 
+// readFrame is frame for any goroutine: nil, nil when the gateway closed the connection.
+func (c *rawConn) readFrame() ([]byte, error) {
+	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var prefix [4]byte
+	if _, err := io.ReadFull(c.nc, prefix[:]); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, errors.New("timed out waiting for a response or close")
+		}
+		return nil, nil
+	}
+	f := make([]byte, binary.BigEndian.Uint32(prefix[:]))
+	if _, err := io.ReadFull(c.nc, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
 // roundTrip sends req and decodes the response at the request's version.
 func (c *rawConn) roundTrip(req kmsg.Request) kmsg.Response {
 	c.t.Helper()
-	c.send(req, 42)
-	f := c.frame()
-	if f == nil {
-		c.t.Fatalf("%s v%d: connection closed", kmsg.NameForKey(req.Key()), req.GetVersion())
+	resp, err := c.exchange(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
+// exchange is roundTrip for goroutines other than the test's: it reports failures as errors.
+func (c *rawConn) exchange(req kmsg.Request) (kmsg.Response, error) {
+	name := fmt.Sprintf("%s v%d", kmsg.NameForKey(req.Key()), req.GetVersion())
+	if err := c.write(req, 42); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f, err := c.readFrame()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
+	case f == nil:
+		return nil, fmt.Errorf("%s: connection closed", name)
 	}
 	if corr := int32(binary.BigEndian.Uint32(f)); corr != 42 {
-		c.t.Fatalf("correlation id %d", corr)
+		return nil, fmt.Errorf("%s: correlation id %d", name, corr)
 	}
 	resp := req.ResponseKind()
 	body := f[4:]
@@ -72,7 +102,7 @@ func (c *rawConn) roundTrip(req kmsg.Request) kmsg.Response {
 		body = body[1:]
 	}
 	if err := resp.ReadFrom(body); err != nil {
-		c.t.Fatalf("decode %s v%d response: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
+		return nil, fmt.Errorf("decode %s response: %w", name, err)
 	}
-	return resp
+	return resp, nil
 }

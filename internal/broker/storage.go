@@ -1,0 +1,34 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+)
+
+// Storage is what the handlers need of Iggy: topics, their partitions, and the messages in
+// them. *iggy.Client implements it; so can a layer in front of it (per-principal
+// authorization, a tail cache) or a test double.
+type Storage interface {
+	GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error)
+	GetTopics(ctx context.Context, stream iggy.Identifier) ([]iggy.Topic, error)
+	iggy.StreamEnsurer // creating a missing stream on CreateTopics
+	CreateTopic(ctx context.Context, stream iggy.Identifier, name string, partitions uint32, opts iggy.TopicOptions) (*iggy.Topic, error)
+	UpdateTopic(ctx context.Context, stream, topic iggy.Identifier, name string, opts iggy.TopicOptions) error
+	DeleteTopic(ctx context.Context, stream, topic iggy.Identifier) error
+	CreatePartitions(ctx context.Context, stream, topic iggy.Identifier, count uint32) error
+	SendBatch(ctx context.Context, stream, topic iggy.Identifier, partition uint32, b *iggy.Batch) (iggy.SendConfirmation, error)
+	PollMessages(ctx context.Context, req iggy.PollRequest) (*iggy.Polled, error)
+}
+
+var _ Storage = (*iggy.Client)(nil)
+
+// storage is the Storage a request of connection cc reaches Iggy through; cc is nil for the
+// gateway's own reads (the topic cache, the offset probes of waiting fetches), which are not
+// made on behalf of one client. Every Iggy call of a handler goes through it, so that what
+// depends on the client (its principal's permissions) is decided here. Nil when the bridge is
+// off. Today every client shares the gateway's Iggy connection.
+func (b *Broker) storage(cc *listener.ConnContext) Storage {
+	return b.iggy
+}
