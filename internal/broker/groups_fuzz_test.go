@@ -44,6 +44,7 @@ func fuzzBroker(t testing.TB) *Broker {
 	if err := store.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { closeOffsetStore(store) })
 	b, err := New(Options{Config: cfg, Logger: log, Iggy: everyTopicIggy{}, Offsets: store, Groups: fastGroups()})
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,16 @@ func loadOffsetStore(t *testing.T, api offsets.IggyAPI) *offsets.Store {
 	if err := s.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { closeOffsetStore(s) })
 	return s
+}
+
+// closeOffsetStore stops the store's log writers (registered after the Iggy client's cleanup,
+// so it runs before the client closes).
+func closeOffsetStore(s *offsets.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.Close(ctx)
 }
 
 // fastGroups is the coordinator configuration of tests: no initial rebalance delay.
