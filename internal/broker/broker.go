@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
@@ -32,6 +33,8 @@ type Options struct {
 	// Groups configures the group coordinator (nil: groups.DefaultConfig()); New sets its
 	// Logger, Stored and OnGeneration.
 	Groups *groups.Config
+	// Authenticator verifies SASL credentials; nil when no listener uses SASL.
+	Authenticator *auth.Authenticator
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -42,6 +45,7 @@ type Broker struct {
 	clusterID string
 	topics    *topicmap.Cache
 	producers *producers.Allocator
+	authn     *auth.Authenticator
 	data      dataPlane // Produce/Fetch/ListOffsets state (partitions.go)
 	groups    groupState
 
@@ -86,6 +90,7 @@ func New(opts Options) (*Broker, error) {
 		log:       log,
 		clusterID: opts.ClusterID,
 		producers: alloc,
+		authn:     opts.Authenticator,
 		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
