@@ -8,10 +8,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
@@ -87,6 +91,7 @@ type gateway struct {
 	bridge   atomic.Pointer[iggy.Client] // for readiness checks from the HTTP goroutines
 	offsets  *offsets.Store              // committed offsets; nil without the bridge
 	broker   *broker.Broker
+	security *auth.Security
 	servers  []*listener.Server
 	serveErr chan error
 	serving  sync.WaitGroup
@@ -124,6 +129,23 @@ func (g *gateway) start(ctx context.Context) error {
 	} else {
 		g.log.Warn("bridge to Iggy is off: Kafka data and topic APIs store nothing and say so (set IGGY_KAFKA_BRIDGE_ENABLED=true, or --dev to try it out)")
 	}
+	var users auth.UserLookup
+	if g.iggy != nil {
+		users = g.iggy
+	}
+	sec, err := auth.NewSecurity(cfg, users, g.log)
+	if err != nil {
+		return err
+	}
+	g.security = sec
+	opts.Authenticator = sec.Authenticator()
+	// TLS files are reloaded when they change and on SIGHUP.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		sec.Run(ctx, hup)
+	}()
 	b, err := broker.New(opts)
 	if err != nil {
 		return err
@@ -135,6 +157,19 @@ func (g *gateway) start(ctx context.Context) error {
 // listen binds every listener before serving any, so a bad address fails startup cleanly.
 func (g *gateway) listen() error {
 	lim := g.cfg.Limits
+	budget := listener.NewBudget(int64(lim.MaxRequestMemory)) // one for the whole process
+	lcs := make([]listener.Config, len(g.cfg.Listeners))
+	for i, l := range g.cfg.Listeners {
+		lcs[i] = listener.Config{
+			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
+			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
+			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
+			Budget: budget, Observer: g.observer(),
+		}
+		if err := g.security.Apply(l, &lcs[i]); err != nil {
+			return fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+	}
 	var lns []net.Listener
 	for _, l := range g.cfg.Listeners {
 		ln, err := net.Listen("tcp", l.Addr)
@@ -155,15 +190,9 @@ func (g *gateway) listen() error {
 			"advertised", net.JoinHostPort(l.AdvertisedHost, strconv.Itoa(adv)), "node_id", g.cfg.NodeID)
 	}
 	g.serveErr = make(chan error, len(lns))
-	budget := listener.NewBudget(int64(lim.MaxRequestMemory)) // one for the whole process
 	for i, ln := range lns {
 		l := g.cfg.Listeners[i]
-		srv := listener.New(listener.Config{
-			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
-			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
-			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
-			Budget: budget, Observer: g.observer(),
-		})
+		srv := listener.New(lcs[i])
 		g.servers = append(g.servers, srv)
 		g.serving.Add(1)
 		go func() {

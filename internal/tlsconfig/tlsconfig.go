@@ -33,9 +33,8 @@ const (
 // Options name the PEM files.
 type Options struct {
 	CertFile, KeyFile string
-	// ClientCAFile verifies client certificates; required unless ClientAuth is none.
+	// ClientCAFile verifies client certificates; required for listeners that ask for them.
 	ClientCAFile string
-	ClientAuth   ClientAuth
 	Logger       *slog.Logger
 }
 
@@ -57,12 +56,6 @@ type material struct {
 
 // New loads the files once; a broken pair fails here, at startup.
 func New(opts Options) (*Source, error) {
-	if opts.ClientAuth == "" {
-		opts.ClientAuth = ClientAuthNone
-	}
-	if opts.ClientAuth != ClientAuthNone && opts.ClientCAFile == "" {
-		return nil, errors.New("tlsconfig: client certificates need a client CA file")
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -75,10 +68,13 @@ func New(opts Options) (*Source, error) {
 	return s, nil
 }
 
-// ServerConfig returns the configuration for a listener: TLS 1.2 or newer with forward-secret
-// AEAD cipher suites only (TLS 1.3 suites are all of that kind), and the material current at
-// each handshake.
-func (s *Source) ServerConfig() *tls.Config {
+// ServerConfig returns the configuration for a listener asking for client certificates as
+// auth says: TLS 1.2 or newer with forward-secret AEAD cipher suites only (TLS 1.3 suites are
+// all of that kind), and the material current at each handshake.
+func (s *Source) ServerConfig(auth ClientAuth) (*tls.Config, error) {
+	if auth != ClientAuthNone && s.opts.ClientCAFile == "" {
+		return nil, errors.New("tlsconfig: client certificates need a client CA file")
+	}
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		CipherSuites: modernSuites,
@@ -88,11 +84,11 @@ func (s *Source) ServerConfig() *tls.Config {
 				MinVersion:   tls.VersionTLS12,
 				CipherSuites: modernSuites,
 				Certificates: []tls.Certificate{*m.cert},
-				ClientAuth:   s.clientAuthType(),
+				ClientAuth:   clientAuthType(auth),
 				ClientCAs:    m.clientCA,
 			}, nil
 		},
-	}
+	}, nil
 }
 
 // modernSuites are the TLS 1.2 suites with ECDHE key exchange and an AEAD cipher.
@@ -105,8 +101,8 @@ var modernSuites = []uint16{
 	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 }
 
-func (s *Source) clientAuthType() tls.ClientAuthType {
-	switch s.opts.ClientAuth {
+func clientAuthType(auth ClientAuth) tls.ClientAuthType {
+	switch auth {
 	case ClientAuthRequested:
 		return tls.VerifyClientCertIfGiven
 	case ClientAuthRequired:
