@@ -47,27 +47,26 @@ type secureGateway struct {
 
 func startSecure(t *testing.T, protocols []string, env ...string) *secureGateway {
 	t.Helper()
-	ms, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0"})
+	return startSecureIggy(t, false, protocols, env...)
+}
+
+// startSecureIggy is startSecure with, when iggyTLS is set, an Iggy server that serves TLS
+// only and a gateway bridged to it over TLS (IGGY_TLS_ENABLED, _DOMAIN, _CA_FILE).
+func startSecureIggy(t *testing.T, iggyTLS bool, protocols []string, env ...string) *secureGateway {
+	t.Helper()
+	g := &secureGateway{t: t, addrs: map[string]string{}, ca: tlstest.NewCA(t, "test"), log: &testutil.SyncBuffer{}}
+	server := g.ca.Server(t, "server")
+	msCfg := memserver.Config{Addr: "127.0.0.1:0"}
+	if iggyTLS {
+		msCfg.TLS = &tls.Config{Certificates: []tls.Certificate{server.TLS}, MinVersion: tls.VersionTLS12}
+	}
+	ms, err := memserver.Start(msCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ms.Close() })
-	ctx := ctxT(t)
-	cl, err := iggy.Dial(ctx, iggy.Config{Addr: ms.Addr(), Username: "iggy", Password: "iggy", PoolSize: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
-	if _, err := cl.CreateStream(ctx, "kafka"); err != nil {
-		t.Fatal(err)
-	}
-	for u, p := range testUsers {
-		if _, err := cl.CreateUser(ctx, u, p, wire.UserActive, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	g := &secureGateway{t: t, addrs: map[string]string{}, iggy: cl, ms: ms, ca: tlstest.NewCA(t, "test"), log: &testutil.SyncBuffer{}}
-	server := g.ca.Server(t, "server")
+	g.ms = ms
+	g.createUsers(iggyTLS)
 	lns := map[string]net.Listener{}
 	var specs []string
 	for _, p := range protocols {
@@ -93,10 +92,22 @@ func startSecure(t *testing.T, protocols []string, env ...string) *secureGateway
 	for _, e := range env {
 		base = append(base, strings.ReplaceAll(e, caPlaceholder, g.ca.CertFile))
 	}
+	if iggyTLS {
+		base = append(base, "IGGY_KAFKA_IGGY_TLS_ENABLED=true", "IGGY_KAFKA_IGGY_TLS_DOMAIN=localhost", "IGGY_KAFKA_IGGY_TLS_CA_FILE="+g.ca.CertFile)
+	}
 	cfg, err := config.Load(nil, base)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bridge, as the gateway dials it: from the configuration.
+	br := cfg.Bridge
+	cl, err := iggy.Dial(ctxT(t), iggy.Config{Addr: br.Addr, Username: br.Username, Password: br.Password.Reveal(),
+		TLSEnabled: br.TLSEnabled, TLSDomain: br.TLSDomain, TLSCAFile: br.TLSCAFile, PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	g.iggy = cl
 	logger := slog.New(slog.NewTextHandler(io.MultiWriter(g.log, verboseOut()), nil))
 	g.sec, err = auth.NewSecurity(cfg, cl, logger)
 	if err != nil {
@@ -129,6 +140,29 @@ func startSecure(t *testing.T, protocols []string, env ...string) *secureGateway
 		})
 	}
 	return g
+}
+
+// createUsers creates the default stream and the test users with the root account.
+func (g *secureGateway) createUsers(iggyTLS bool) {
+	t := g.t
+	ctx := ctxT(t)
+	cfg := iggy.Config{Addr: g.ms.Addr(), Username: "iggy", Password: "iggy"}
+	if iggyTLS {
+		cfg.TLS = g.clientTLS(nil)
+	}
+	cl, err := iggy.DialConn(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.CreateStream(ctx, "kafka"); err != nil {
+		t.Fatal(err)
+	}
+	for u, p := range testUsers {
+		if _, err := cl.CreateUser(ctx, u, p, wire.UserActive, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func verboseOut() io.Writer {

@@ -6,10 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
 
 const cnRules = "RULE:^CN=([^,]*),.*$/$1/L"
@@ -125,5 +128,20 @@ func TestAdvertisedAddressPerListener(t *testing.T) {
 		if strconv.Itoa(int(got)) != port {
 			t.Errorf("%s: FindCoordinator port %d, want %s", name, got, port)
 		}
+	}
+}
+
+// The bridge and the SASL checks reach an Iggy server that only speaks TLS, with
+// IGGY_TLS_ENABLED, IGGY_TLS_DOMAIN and IGGY_TLS_CA_FILE.
+func TestBridgeOverTLS(t *testing.T) {
+	g := startSecureIggy(t, true, []string{"SASL_PLAINTEXT"})
+	if err := roundTrip(t, g.kafka("SASL_PLAINTEXT", plainAuth("alice", "alice-secret")), "bridge-tls"); err != nil {
+		t.Fatal(err)
+	}
+	// Plaintext to the TLS-only Iggy fails: the test really crossed TLS.
+	ctx := ctxT(t)
+	if cn, err := iggy.DialConn(ctx, iggy.Config{Addr: g.ms.Addr(), Username: "iggy", Password: "iggy", DialTimeout: 2 * time.Second}); err == nil {
+		cn.Close()
+		t.Fatal("plaintext login to the TLS Iggy server succeeded")
 	}
 }
