@@ -33,14 +33,9 @@ func gatewayConfig(iggy iggyTarget, extraEnv []string) childproc.GatewayConfig {
 	}
 }
 
-// startGateway starts bin on a free loopback port, bridged to iggy, with extraEnv
-// (IGGY_KAFKA_* settings) added, and waits until it answers ApiVersions.
-func startGateway(bin string, iggy iggyTarget, extraEnv ...string) (*childproc.Gateway, *kmsg.ApiVersionsResponse, error) {
-	return startGatewayTLS(bin, iggy, nil, extraEnv...)
-}
-
-// startGatewayTLS is startGateway for a gateway whose listener uses TLS: the readiness probe
-// connects with tlsCfg (nil: plaintext).
+// startGatewayTLS starts bin on a free loopback port, bridged to iggy, with extraEnv
+// (IGGY_KAFKA_* settings) added, and waits until it answers ApiVersions, over TLS with tlsCfg
+// when the listener uses TLS (nil: plaintext).
 func startGatewayTLS(bin string, iggy iggyTarget, tlsCfg *tls.Config, extraEnv ...string) (*childproc.Gateway, *kmsg.ApiVersionsResponse, error) {
 	var versions *kmsg.ApiVersionsResponse
 	g, err := childproc.StartGateway(context.Background(), bin, gatewayConfig(iggy, extraEnv),
