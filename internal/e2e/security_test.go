@@ -156,3 +156,39 @@ func TestSecurityJavaSASLSSL(t *testing.T) {
 		t.Errorf("kafka-topics --list over SASL_SSL does not show %s:\n%s", topic, res.Stdout)
 	}
 }
+
+// confluentSASLScript produces one record with confluent-kafka (librdkafka) over
+// SASL_PLAINTEXT and reads it back; argv: bootstrap user password topic.
+const confluentSASLScript = `
+import sys
+from confluent_kafka import Producer, Consumer
+bootstrap, user, password, topic = sys.argv[1:5]
+conf = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanisms": "PLAIN", "sasl.username": user, "sasl.password": password}
+p = Producer(conf)
+p.produce(topic, b"confluent-secret")
+if p.flush(30) != 0:
+    sys.exit("not delivered")
+c = Consumer(dict(conf, **{"group.id": "sec-" + topic, "auto.offset.reset": "earliest"}))
+c.subscribe([topic])
+for _ in range(60):
+    m = c.poll(1.0)
+    if m is None:
+        continue
+    if m.error():
+        sys.exit(str(m.error()))
+    print(m.value().decode())
+    break
+c.close()
+`
+
+func TestSecurityConfluentKafkaSASLPlaintext(t *testing.T) {
+	needClient(t, pythonFamily)
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
+	user, password := iggyUser(t, env)
+	topic := env.CreateTopic(t, 1)
+	res := mustRun(t, Cmd{Name: pythonBin(), Args: []string{"-c", confluentSASLScript, env.Bootstrap, user, password, topic}, Timeout: 90 * time.Second})
+	if strings.TrimSpace(res.Stdout) != "confluent-secret" {
+		t.Errorf("consumed %q\nstderr:\n%s", res.Stdout, indent(res.Stderr))
+	}
+}
