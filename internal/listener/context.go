@@ -38,9 +38,6 @@ type Identity struct {
 // Authenticated reports whether the identity names a user.
 func (id Identity) Authenticated() bool { return id.User != "" }
 
-// Principal is the Kafka form of the identity, "User:<name>".
-func (id Identity) Principal() string { return "User:" + id.User }
-
 // ClientID is the client id of the latest request header ("" when null).
 func (c *ConnContext) ClientID() string {
 	if p := c.clientID.Load(); p != nil {
