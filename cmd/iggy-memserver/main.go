@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,8 @@ func main() {
 	user := flag.String("root-username", "iggy", "username of the root user")
 	pass := flag.String("root-password", "iggy", "password of the root user")
 	verbose := flag.Bool("v", false, "log every connection")
+	certFile := flag.String("tls-cert", "", "PEM certificate: serve TCP over TLS (with -tls-key)")
+	keyFile := flag.String("tls-key", "", "PEM private key of -tls-cert")
 	flag.Parse()
 
 	level := slog.LevelInfo
@@ -31,7 +34,16 @@ func main() {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := memserver.Start(memserver.Config{Addr: *addr, RootUsername: *user, RootPassword: *pass, Logger: log})
+	cfg := memserver.Config{Addr: *addr, RootUsername: *user, RootPassword: *pass, Logger: log}
+	if *certFile != "" || *keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "iggy-memserver: -tls-cert/-tls-key:", err)
+			os.Exit(2)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	srv, err := memserver.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "iggy-memserver:", err)
 		os.Exit(1)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
@@ -37,6 +38,8 @@ type Options struct {
 	// Placement says which broker leads each partition, coordinates each group and is the
 	// controller (nil: this gateway, placement.Single).
 	Placement placement.Placement
+	// Authenticator verifies SASL credentials; nil when no listener uses SASL.
+	Authenticator *auth.Authenticator
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -48,6 +51,7 @@ type Broker struct {
 	placement placement.Placement
 	topics    *topicmap.Cache
 	producers *producers.Allocator
+	authn     *auth.Authenticator
 	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
 	groups    groupState
@@ -93,6 +97,7 @@ func New(opts Options) (*Broker, error) {
 		log:       log,
 		clusterID: opts.ClusterID,
 		producers: alloc,
+		authn:     opts.Authenticator,
 		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),

@@ -24,7 +24,7 @@ func TestFirewallBoundaries(t *testing.T) {
 	g := startGateway(t, gatewayOpts{})
 	for _, a := range versions.All() {
 		for _, v := range []int16{a.Min - 1, a.Min, a.Max, a.Max + 1} {
-			accepted := a.Accepts(v)
+			accepted := a.Accepts(v) && !a.SASLOnly // a PLAINTEXT listener closes on SASL keys
 			name := kmsg.NameForKey(a.Key)
 			c := dialRaw(t, g.addr)
 			req := kmsg.RequestForKey(a.Key)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
+	"github.com/iggygw/iggy-gateway-kafka/internal/sslprincipal"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -52,6 +53,15 @@ type Config struct {
 	MetricsAddr            string
 
 	Limits Limits
+
+	// SASLSessionLifetime, when positive, makes SASL sessions expire unless the client
+	// re-authenticates (KIP-368); 0 disables expiry.
+	SASLSessionLifetime time.Duration
+	// TLSReloadInterval is how often the TLS files are checked for changes.
+	TLSReloadInterval time.Duration
+	// PrincipalMapper maps client certificate subjects to Iggy users; set when SSL listeners
+	// ask for client certificates.
+	PrincipalMapper *sslprincipal.Mapper
 
 	// Warnings are non-fatal remarks to log once logging is set up.
 	Warnings []string

@@ -169,7 +169,7 @@ func TestCrossFieldRules(t *testing.T) {
 		{"dev with bridge flag", []string{"--dev", "--bridge-enabled=false"}, nil, "dev mode"},
 		{"listeners with bind addr", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:9093", "IGGY_KAFKA_BIND_ADDR=127.0.0.1:9094"}, "cannot be combined"},
 		{"listeners bad name", nil, []string{"IGGY_KAFKA_LISTENERS=INTERNAL://127.0.0.1:9093"}, "NAME one of"},
-		{"listeners ssl", nil, []string{"IGGY_KAFKA_LISTENERS=SSL://127.0.0.1:9093"}, "not supported yet"},
+		{"listeners ssl without cert", nil, []string{"IGGY_KAFKA_LISTENERS=SSL://127.0.0.1:9093"}, "TLS_CERT_FILE"},
 		{"listeners twice", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:1,PLAINTEXT://127.0.0.1:2"}, "twice"},
 		{"listeners wildcard", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:9093"}, "ADVERTISED_LISTENERS"},
 		{"advertised without listeners", nil, []string{"IGGY_KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://h:1"}, "needs"},
@@ -188,12 +188,6 @@ func TestCrossFieldRules(t *testing.T) {
 
 func TestUnsupportedFeaturesStopStartup(t *testing.T) {
 	for _, env := range []string{
-		"IGGY_KAFKA_SASL_ENABLED=true",
-		"IGGY_KAFKA_TLS_CERT_FILE=/c.pem",
-		"IGGY_KAFKA_TLS_KEY_FILE=/k.pem",
-		"IGGY_KAFKA_TLS_CLIENT_CA_FILE=/ca.pem",
-		"IGGY_KAFKA_TLS_CLIENT_AUTH=required",
-		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=DEFAULT",
 		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
 		"IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true",
 		"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=false",

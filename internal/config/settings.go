@@ -48,17 +48,21 @@ var settings = []*setting{
 		func(c *Config, v string) error { c.listenersSpec = v; return nil }),
 	strSetting("ADVERTISED_LISTENERS", "", "NAME://host:port,...", "advertised address per listener name (default: LISTENERS)",
 		func(c *Config, v string) error { c.advertisedListenersSpec = v; return nil }),
-	boolSetting("SASL_ENABLED", false, "SASL/PLAIN on the single listener (not supported yet)",
+	boolSetting("SASL_ENABLED", false, "SASL (PLAIN, OAUTHBEARER) on the single listener: SASL_PLAINTEXT, or SASL_SSL with TLS_CERT_FILE",
 		func(c *Config) *bool { return &c.SASLEnabled }),
-	strSetting("TLS_CERT_FILE", "", "PEM file", "listener certificate for SSL/SASL_SSL listeners (not supported yet)",
+	strSetting("TLS_CERT_FILE", "", "PEM file", "listener certificate (PEM, with its chain) for SSL/SASL_SSL listeners; alone on the single listener it makes it SSL. Reloaded when the file changes and on SIGHUP",
 		func(c *Config, v string) error { c.TLSCertFile = v; return nil }),
-	strSetting("TLS_KEY_FILE", "", "PEM file", "listener private key for SSL/SASL_SSL listeners (not supported yet)",
+	strSetting("TLS_KEY_FILE", "", "PEM file", "private key of TLS_CERT_FILE (PEM)",
 		func(c *Config, v string) error { c.TLSKeyFile = v; return nil }),
-	strSetting("TLS_CLIENT_CA_FILE", "", "PEM file", "CA verifying client certificates, mTLS (not supported yet)",
+	strSetting("TLS_CLIENT_CA_FILE", "", "PEM file", "CA certificates (PEM) that verify client certificates on SSL listeners",
 		func(c *Config, v string) error { c.TLSClientCAFile = v; return nil }),
-	strSetting("TLS_CLIENT_AUTH", "none", "none|requested|required", "client certificate mode on SSL listeners (not supported yet)",
+	strSetting("TLS_CLIENT_AUTH", "none", "none|requested|required", "client certificates on SSL listeners: none, requested (verified when given) or required; a verified certificate maps to an Iggy user",
 		func(c *Config, v string) error { return oneOf(v, &c.TLSClientAuth, "none", "requested", "required") }),
-	strSetting("TLS_PRINCIPAL_MAPPING_RULES", "", "rules", "client certificate → Iggy user rules, like Kafka's ssl.principal.mapping.rules (not supported yet)",
+	optionalDurationSetting("SASL_SESSION_LIFETIME", "SASL session lifetime (KIP-368): clients re-authenticate, as the same user, before it ends, else the connection closes (0: sessions never expire)",
+		func(c *Config) *time.Duration { return &c.SASLSessionLifetime }),
+	durationSetting("TLS_RELOAD_INTERVAL", 10*time.Second, "how often the TLS certificate, key and client CA files are checked for changes",
+		func(c *Config) *time.Duration { return &c.TLSReloadInterval }),
+	strSetting("TLS_PRINCIPAL_MAPPING_RULES", "", "rules", "client certificate subject → Iggy user name, Kafka's ssl.principal.mapping.rules syntax (RULE:pattern/replacement/[LU], DEFAULT; default DEFAULT: the whole subject)",
 		func(c *Config, v string) error { c.TLSPrincipalMappingRules = v; return nil }),
 
 	// Bridge to Iggy.
@@ -173,6 +177,19 @@ func durationSetting(name string, def time.Duration, usage string, field func(*C
 		set: func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
+				return errBadForm
+			}
+			*field(c) = d
+			return nil
+		}}
+}
+
+// optionalDurationSetting is a duration that defaults to, and may be set to, 0 (off).
+func optionalDurationSetting(name, usage string, field func(*Config) *time.Duration) *setting {
+	return &setting{name: name, def: "0s", form: `0 (off) or a positive Go duration such as "15m" or "1h"`, usage: usage,
+		set: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
 				return errBadForm
 			}
 			*field(c) = d

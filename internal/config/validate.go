@@ -24,6 +24,9 @@ func (c *Config) validate(explicit map[string]bool) error {
 	if err := c.buildTopicMap(explicit); err != nil {
 		return err
 	}
+	if err := c.checkSecurity(); err != nil {
+		return err
+	}
 	if c.Limits.PreAuthMaxFrameSize > c.Limits.MaxFrameSize {
 		return fmt.Errorf("%sPREAUTH_MAX_FRAME_SIZE (%d) must not exceed %sMAX_FRAME_SIZE (%d)",
 			EnvPrefix, c.Limits.PreAuthMaxFrameSize, EnvPrefix, c.Limits.MaxFrameSize)
@@ -40,12 +43,6 @@ func (c *Config) refuseUnsupported(explicit map[string]bool) error {
 		active  bool
 		feature string
 	}{
-		{"SASL_ENABLED", c.SASLEnabled, "SASL authentication"},
-		{"TLS_CERT_FILE", c.TLSCertFile != "", "TLS listeners"},
-		{"TLS_KEY_FILE", c.TLSKeyFile != "", "TLS listeners"},
-		{"TLS_CLIENT_CA_FILE", c.TLSClientCAFile != "", "mTLS client certificates"},
-		{"TLS_CLIENT_AUTH", c.TLSClientAuth != "none", "mTLS client certificates"},
-		{"TLS_PRINCIPAL_MAPPING_RULES", c.TLSPrincipalMappingRules != "", "mTLS principal mapping"},
 		{"BROKERS", c.Brokers != "", "several gateways (BROKERS)"},
 		{"IDEMPOTENT_PRODUCERS", c.IdempotentProducers, "idempotent producer deduplication"},
 		// With the bridge, committed offsets are always kept in the coordinator log: there is
@@ -109,7 +106,16 @@ func (c *Config) buildListeners(explicit map[string]bool) error {
 
 func (c *Config) singleListener(explicit map[string]bool) error {
 	host, port, _ := splitHostPort(c.BindAddr)
-	l := Listener{Name: "PLAINTEXT", Protocol: "PLAINTEXT", Addr: c.BindAddr, AdvertisedHost: host, AdvertisedPort: port}
+	protocol := "PLAINTEXT"
+	switch {
+	case c.SASLEnabled && c.TLSCertFile != "":
+		protocol = "SASL_SSL"
+	case c.SASLEnabled:
+		protocol = "SASL_PLAINTEXT"
+	case c.TLSCertFile != "":
+		protocol = "SSL"
+	}
+	l := Listener{Name: protocol, Protocol: protocol, Addr: c.BindAddr, AdvertisedHost: host, AdvertisedPort: port}
 	if explicit["ADVERTISED_HOST"] {
 		if strings.TrimSpace(c.AdvertisedHost) == "" {
 			return fmt.Errorf("invalid %sADVERTISED_HOST: empty (expected a host name or IP clients can reach)", EnvPrefix)
@@ -129,19 +135,15 @@ func (c *Config) singleListener(explicit map[string]bool) error {
 
 // securityProtocols are the listener names accepted in LISTENERS. Without a protocol map the
 // name is the protocol, as in Kafka's default listener.security.protocol.map.
-var securityProtocols = map[string]bool{"PLAINTEXT": true, "SSL": false, "SASL_PLAINTEXT": false, "SASL_SSL": false}
+var securityProtocols = map[string]bool{"PLAINTEXT": true, "SSL": true, "SASL_PLAINTEXT": true, "SASL_SSL": true}
 
 func parseListeners(variable, spec string) ([]Listener, error) {
 	var out []Listener
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
 		name, addr, ok := strings.Cut(part, "://")
-		supported, known := securityProtocols[name]
-		if !ok || !known {
+		if !ok || !securityProtocols[name] {
 			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port with NAME one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", EnvPrefix, variable, part)
-		}
-		if !supported {
-			return nil, fmt.Errorf("%s%s: %s listeners are not supported yet by this gateway; use PLAINTEXT", EnvPrefix, variable, name)
 		}
 		if _, _, err := splitHostPort(addr); err != nil {
 			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port", EnvPrefix, variable, part)

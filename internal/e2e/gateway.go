@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -32,13 +33,14 @@ func gatewayConfig(iggy iggyTarget, extraEnv []string) childproc.GatewayConfig {
 	}
 }
 
-// startGateway starts bin on a free loopback port, bridged to iggy, with extraEnv
-// (IGGY_KAFKA_* settings) added, and waits until it answers ApiVersions.
-func startGateway(bin string, iggy iggyTarget, extraEnv ...string) (*childproc.Gateway, *kmsg.ApiVersionsResponse, error) {
+// startGatewayTLS starts bin on a free loopback port, bridged to iggy, with extraEnv
+// (IGGY_KAFKA_* settings) added, and waits until it answers ApiVersions, over TLS with tlsCfg
+// when the listener uses TLS (nil: plaintext).
+func startGatewayTLS(bin string, iggy iggyTarget, tlsCfg *tls.Config, extraEnv ...string) (*childproc.Gateway, *kmsg.ApiVersionsResponse, error) {
 	var versions *kmsg.ApiVersionsResponse
 	g, err := childproc.StartGateway(context.Background(), bin, gatewayConfig(iggy, extraEnv),
 		func(_ context.Context, g *childproc.Gateway) (err error) {
-			versions, err = waitReady(g, 60*time.Second)
+			versions, err = waitReadyTLS(g, 60*time.Second, tlsCfg)
 			return err
 		})
 	return g, versions, err
@@ -47,13 +49,18 @@ func startGateway(bin string, iggy iggyTarget, extraEnv ...string) (*childproc.G
 // waitReady polls until the gateway accepts a connection and answers an ApiVersions request,
 // or it exits, or timeout passes.
 func waitReady(g *childproc.Gateway, timeout time.Duration) (*kmsg.ApiVersionsResponse, error) {
+	return waitReadyTLS(g, timeout, nil)
+}
+
+// waitReadyTLS is waitReady over TLS with tlsCfg (nil: plaintext).
+func waitReadyTLS(g *childproc.Gateway, timeout time.Duration, tlsCfg *tls.Config) (*kmsg.ApiVersionsResponse, error) {
 	deadline := time.Now().Add(timeout)
 	var lastErr error
 	for time.Now().Before(deadline) {
 		if dead, err := g.Exited(); dead {
 			return nil, fmt.Errorf("gateway exited before it was ready: %v", err)
 		}
-		resp, err := probeAPIVersions(g.Addr, 5*time.Second)
+		resp, err := probeAPIVersionsTLS(g.Addr, 5*time.Second, tlsCfg)
 		if err == nil {
 			return resp, nil
 		}
@@ -66,9 +73,17 @@ func waitReady(g *childproc.Gateway, timeout time.Duration) (*kmsg.ApiVersionsRe
 // probeAPIVersions sends one ApiVersions v3 request on a fresh connection and decodes the
 // answer. It is the readiness check and also what scenarios compare client output against.
 func probeAPIVersions(addr string, timeout time.Duration) (*kmsg.ApiVersionsResponse, error) {
+	return probeAPIVersionsTLS(addr, timeout, nil)
+}
+
+// probeAPIVersionsTLS is probeAPIVersions over TLS with tlsCfg (nil: plaintext).
+func probeAPIVersionsTLS(addr string, timeout time.Duration, tlsCfg *tls.Config) (*kmsg.ApiVersionsResponse, error) {
 	conn, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
+	}
+	if tlsCfg != nil {
+		conn = tls.Client(conn, tlsCfg)
 	}
 	defer conn.Close()
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -97,6 +98,12 @@ func startSharedEnv() (*Env, error) {
 
 // startGatewayEnv builds the gateway if needed and starts one bridged to backend.
 func startGatewayEnv(backend *iggyBackend, extraEnv ...string) (*Env, error) {
+	return startGatewayEnvTLS(backend, nil, extraEnv...)
+}
+
+// startGatewayEnvTLS is startGatewayEnv for a gateway whose listener uses TLS; the readiness
+// probe connects with tlsCfg (nil: plaintext).
+func startGatewayEnvTLS(backend *iggyBackend, tlsCfg *tls.Config, extraEnv ...string) (*Env, error) {
 	gatewayBuild.once.Do(func() {
 		root, err := childproc.RepoRoot()
 		if err != nil {
@@ -117,7 +124,7 @@ func startGatewayEnv(backend *iggyBackend, extraEnv ...string) (*Env, error) {
 	if gatewayBuild.err != nil {
 		return nil, gatewayBuild.err
 	}
-	g, versions, err := startGateway(gatewayBuild.bin, backend.target, extraEnv...)
+	g, versions, err := startGatewayTLS(gatewayBuild.bin, backend.target, tlsCfg, extraEnv...)
 	if err != nil {
 		return nil, err
 	}
@@ -129,11 +136,18 @@ func startGatewayEnv(backend *iggyBackend, extraEnv ...string) (*Env, error) {
 // stopped when t ends.
 func startOwnGateway(t testing.TB, extraEnv ...string) *Env {
 	t.Helper()
+	return startOwnGatewayTLS(t, nil, extraEnv...)
+}
+
+// startOwnGatewayTLS is startOwnGateway for a gateway whose listener uses TLS; the readiness
+// probe connects with tlsCfg (nil: plaintext).
+func startOwnGatewayTLS(t testing.TB, tlsCfg *tls.Config, extraEnv ...string) *Env {
+	t.Helper()
 	base := sharedEnv(t)
 	if base.External() {
 		t.Skip("needs a gateway started by the harness (IGGYGW_E2E_BOOTSTRAP is set)")
 	}
-	env, err := startGatewayEnv(base.iggy, extraEnv...)
+	env, err := startGatewayEnvTLS(base.iggy, tlsCfg, extraEnv...)
 	if err != nil {
 		t.Fatalf("start gateway with %v: %v", extraEnv, err)
 	}

@@ -7,10 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
@@ -35,6 +39,9 @@ type Gateway struct {
 	bridge      atomic.Pointer[iggy.Client] // for readiness checks from the HTTP goroutines
 	offsets     *offsets.Store              // committed offsets; nil without the bridge
 	broker      *broker.Broker
+	security    *auth.Security
+	stopReload  context.CancelFunc // ends the TLS reload loop
+	reloading   sync.WaitGroup
 	servers     []*listener.Server
 	addrs       map[string]string // listener name → bound address
 	failed      chan error
@@ -104,6 +111,10 @@ func (g *Gateway) start(ctx context.Context) error {
 	} else {
 		g.log.Warn("bridge to Iggy is off: Kafka data and topic APIs store nothing and say so (set IGGY_KAFKA_BRIDGE_ENABLED=true, or --dev to try it out)")
 	}
+	if err := g.startSecurity(); err != nil {
+		return err
+	}
+	opts.Authenticator = g.security.Authenticator()
 	b, err := broker.New(opts)
 	if err != nil {
 		return err
@@ -115,6 +126,19 @@ func (g *Gateway) start(ctx context.Context) error {
 // listen binds every listener before serving any, so a bad address fails startup cleanly.
 func (g *Gateway) listen() error {
 	lim := g.cfg.Limits
+	budget := listener.NewBudget(int64(lim.MaxRequestMemory)) // one for the whole process
+	lcs := make([]listener.Config, len(g.cfg.Listeners))
+	for i, l := range g.cfg.Listeners {
+		lcs[i] = listener.Config{
+			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
+			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
+			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
+			Budget: budget, Observer: g.observer(),
+		}
+		if err := g.security.Apply(l, &lcs[i]); err != nil {
+			return fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+	}
 	var lns []net.Listener
 	g.addrs = map[string]string{}
 	for _, l := range g.cfg.Listeners {
@@ -137,15 +161,9 @@ func (g *Gateway) listen() error {
 			"advertised", net.JoinHostPort(l.AdvertisedHost, strconv.Itoa(adv)), "node_id", g.cfg.NodeID)
 	}
 	g.failed = make(chan error, len(lns))
-	budget := listener.NewBudget(int64(lim.MaxRequestMemory)) // one for the whole process
 	for i, ln := range lns {
 		l := g.cfg.Listeners[i]
-		srv := listener.New(listener.Config{
-			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
-			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
-			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
-			Budget: budget, Observer: g.observer(),
-		})
+		srv := listener.New(lcs[i])
 		g.servers = append(g.servers, srv)
 		g.serving.Go(func() {
 			if err := srv.Serve(ln); !errors.Is(err, listener.ErrServerClosed) {
@@ -179,6 +197,11 @@ func (g *Gateway) shutdown() {
 // close releases the metrics endpoint, Iggy sessions and the dev server; safe after a
 // partial start.
 func (g *Gateway) close() {
+	if g.stopReload != nil {
+		g.stopReload()
+		g.reloading.Wait()
+		g.stopReload = nil
+	}
 	if g.http != nil {
 		g.http.Close()
 		g.httpServing.Wait()
@@ -195,4 +218,27 @@ func (g *Gateway) close() {
 		g.dev = nil
 	}
 	g.log.Info("stopped")
+}
+
+// startSecurity builds the listeners' TLS, SASL and client-certificate setup and starts the
+// loop that reloads TLS files when they change and on SIGHUP (docs/SECURITY.md).
+func (g *Gateway) startSecurity() error {
+	var users auth.UserLookup
+	if g.iggy != nil {
+		users = g.iggy
+	}
+	sec, err := auth.NewSecurity(&g.cfg, users, g.log)
+	if err != nil {
+		return err
+	}
+	g.security = sec
+	ctx, cancel := context.WithCancel(context.Background())
+	g.stopReload = cancel
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	g.reloading.Go(func() {
+		defer signal.Stop(hup)
+		sec.Run(ctx, hup)
+	})
+	return nil
 }

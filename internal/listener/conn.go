@@ -2,6 +2,7 @@ package listener
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -80,6 +81,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	waitCtx, waitCancel := context.WithCancel(ctx)
 	cc := &ConnContext{ID: s.nextID.Add(1), Listener: s.cfg.Name, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()}
 	inflight := max(s.cfg.MaxInFlight, 1)
+	if s.cfg.TLS != nil {
+		nc = tls.Server(nc, s.cfg.TLS) // the handshake runs in serve, on the connection's goroutine
+	}
 	return &conn{
 		s: s, nc: nc, cc: cc,
 		log:        s.log.With("conn", cc.ID, "remote", nc.RemoteAddr().String()),
@@ -101,6 +105,12 @@ func (c *conn) serve() {
 	obs.ConnOpened(c.s.cfg.Name)
 	defer obs.ConnClosed(c.s.cfg.Name)
 	c.log.Info("connection opened")
+	if reason := c.secure(); reason != "" {
+		c.nc.Close()
+		c.cancel()
+		c.log.Warn("connection closed", "reason", reason, "duration", time.Since(c.opened).Round(time.Millisecond))
+		return
+	}
 	go c.writeLoop()
 	reason := c.readLoop()
 	close(c.slots)
@@ -122,6 +132,26 @@ func (c *conn) serve() {
 	c.log.Info("connection closed", "reason", reason, "client_id", c.cc.ClientID(),
 		"client_software", name, "client_software_version", version,
 		"requests", c.requests, "duration", time.Since(c.opened).Round(time.Millisecond))
+}
+
+// secure completes the TLS handshake and establishes the client-certificate identity, if the
+// listener asks for them; it returns why the connection must close, or "".
+func (c *conn) secure() string {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.ReadTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return "TLS handshake failed: " + err.Error()
+	}
+	if f := c.s.cfg.ClientIdentity; f != nil {
+		if err := f(ctx, c.cc, tc.ConnectionState()); err != nil {
+			return "client certificate refused: " + err.Error()
+		}
+	}
+	return ""
 }
 
 // drain stops reading new requests; requests already read are answered.
@@ -187,7 +217,11 @@ func (c *conn) readLoop() string {
 		c.requests++
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
 		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame)}
-		r, err := parseFrameSafe(c.cc, c.s.cfg.Dispatcher, frame)
+		var r *request
+		serial, err := c.saslGate(sl.key)
+		if err == nil {
+			r, err = parseFrameSafe(c.cc, c.s.cfg.Dispatcher, frame)
+		}
 		sl.r = r
 		var rej *rejection
 		switch {
@@ -214,7 +248,47 @@ func (c *conn) readLoop() string {
 			go c.run(sl, gates)
 		}
 		c.slots <- sl // never blocks: sem bounds the slots outstanding to its capacity
+		if serial {
+			// The identity this request may establish decides what the next one may do.
+			select {
+			case <-sl.done:
+			case <-c.readStop:
+				return c.stopReason()
+			}
+		}
 	}
+}
+
+// SASL requests that may be read before the connection has an identity.
+const (
+	saslHandshakeKey    = 17
+	saslAuthenticateKey = 36
+)
+
+// saslGate applies the SASL listener rules (Config.SASL) to a request with api key key: it
+// returns a rejection for a request that may not be served now, and whether the request must
+// finish before the next one is read (it may change the connection's identity).
+func (c *conn) saslGate(key int16) (serial bool, err error) {
+	if !c.s.cfg.SASL {
+		return false, nil
+	}
+	sasl := key == saslHandshakeKey || key == saslAuthenticateKey
+	if c.authenticated() {
+		return sasl, nil
+	}
+	if !sasl && key != apiVersionsKey {
+		if c.cc.Identity().Authenticated() {
+			return false, reject("SASL session expired without re-authentication")
+		}
+		return false, reject("%s before SASL authentication", kmsg.NameForKey(key))
+	}
+	return true, nil
+}
+
+// authenticated reports whether the connection has an identity whose session has not expired.
+func (c *conn) authenticated() bool {
+	id := c.cc.Identity()
+	return id.Authenticated() && (id.Expires.IsZero() || time.Now().Before(id.Expires))
 }
 
 // frameKey is the api key of a frame, or -1 when it is too short to have one.
@@ -231,7 +305,11 @@ func frameKey(frame []byte) int16 {
 // the request is finished if its handler allows (Handler.FrameReusable).
 func (c *conn) readFrame() ([]byte, bool, int64, string) {
 	var prefix [4]byte
-	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+	idle, maxSize := c.s.cfg.IdleTimeout, c.s.cfg.MaxFrameSize
+	if c.s.cfg.SASL && !c.authenticated() && c.s.cfg.PreAuthMaxFrameSize > 0 {
+		idle, maxSize = c.s.cfg.ReadTimeout, c.s.cfg.PreAuthMaxFrameSize
+	}
+	c.nc.SetReadDeadline(time.Now().Add(idle))
 	if c.draining() { // drain may have set its deadline just before ours
 		return nil, false, 0, "shutdown"
 	}
@@ -239,9 +317,9 @@ func (c *conn) readFrame() ([]byte, bool, int64, string) {
 		return nil, false, 0, c.readError(err, "idle timeout")
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
-	if size <= 0 || int(size) > c.s.cfg.MaxFrameSize {
-		c.log.Warn("closing connection: bad frame length", "length", size, "max", c.s.cfg.MaxFrameSize)
-		return nil, false, 0, fmt.Sprintf("frame length %d outside 1..%d", size, c.s.cfg.MaxFrameSize)
+	if size <= 0 || int(size) > maxSize {
+		c.log.Warn("closing connection: bad frame length", "length", size, "max", maxSize)
+		return nil, false, 0, fmt.Sprintf("frame length %d outside 1..%d", size, maxSize)
 	}
 	var mem int64
 	if b := c.s.cfg.Budget; b != nil {

@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ConnContext describes one client connection to the handlers. It is safe for concurrent use.
@@ -18,8 +19,24 @@ type ConnContext struct {
 	mu              sync.Mutex
 	softwareName    string
 	softwareVersion string
-	principal       string
+	identity        Identity
+	saslMechanism   string
 }
+
+// Identity is who a connection acts as: an Iggy user, established by SASL or by a mapped client
+// certificate. Authorization decisions start from it (docs/SECURITY.md).
+type Identity struct {
+	User string // Iggy user name; "" when the connection has no identity
+	// Mechanism says how User was established: a SASL mechanism ("PLAIN", "OAUTHBEARER") or
+	// "SSL" for a client certificate.
+	Mechanism string
+	// Expires is when a SASL session ends unless the client re-authenticates (KIP-368); zero
+	// when it does not expire.
+	Expires time.Time
+}
+
+// Authenticated reports whether the identity names a user.
+func (id Identity) Authenticated() bool { return id.User != "" }
 
 // ClientID is the client id of the latest request header ("" when null).
 func (c *ConnContext) ClientID() string {
@@ -53,16 +70,30 @@ func (c *ConnContext) ClientSoftware() (name, version string) {
 	return c.softwareName, c.softwareVersion
 }
 
-// SetPrincipal records the authenticated principal of the connection.
-func (c *ConnContext) SetPrincipal(p string) {
+// SetIdentity records who the connection acts as from now on.
+func (c *ConnContext) SetIdentity(id Identity) {
 	c.mu.Lock()
-	c.principal = p
+	c.identity = id
 	c.mu.Unlock()
 }
 
-// Principal is the authenticated principal, "" when the connection is not authenticated.
-func (c *ConnContext) Principal() string {
+// Identity is who the connection acts as; its zero value when nobody authenticated.
+func (c *ConnContext) Identity() Identity {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.principal
+	return c.identity
+}
+
+// SetSASLMechanism records the mechanism a SaslHandshake chose for the next SaslAuthenticate.
+func (c *ConnContext) SetSASLMechanism(m string) {
+	c.mu.Lock()
+	c.saslMechanism = m
+	c.mu.Unlock()
+}
+
+// SASLMechanism is the mechanism of the last SaslHandshake, "" before one.
+func (c *ConnContext) SASLMechanism() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.saslMechanism
 }

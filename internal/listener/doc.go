@@ -11,6 +11,17 @@
 // an unsupported version, KIP-511). A body that does not decode, or that leaves bytes unread,
 // gets the handler's InvalidRequest response when it has one, else the connection is closed.
 //
+// # Security
+//
+// A listener with Config.TLS completes a TLS handshake (within ReadTimeout) before reading the
+// first frame, and Config.ClientIdentity may then give the connection an Identity from its
+// client certificate. On a Config.SASL listener, a connection without a current Identity may
+// send only ApiVersions, SaslHandshake and SaslAuthenticate, in frames of at most
+// PreAuthMaxFrameSize: each is finished before the next frame is read (the identity it may
+// establish decides what the next request may do), and any other request closes the
+// connection without being decoded. The broker's handlers set the Identity; see
+// docs/SECURITY.md.
+//
 // # Pipelining and ordering
 //
 // The connection reads ahead up to MaxInFlight requests. Kafka brokers handle one request per

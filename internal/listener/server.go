@@ -2,6 +2,7 @@ package listener
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -29,6 +30,20 @@ type Config struct {
 	Budget *Budget
 	// Observer, when set, receives events for metrics.
 	Observer Observer
+
+	// TLS, when set, makes this a TLS listener (SSL, SASL_SSL): every connection completes a
+	// handshake, within ReadTimeout, before its first request is read.
+	TLS *tls.Config
+	// ClientIdentity, when set, runs after the TLS handshake to establish the connection's
+	// identity from its client certificate (cc.SetIdentity); an error closes the connection.
+	ClientIdentity func(ctx context.Context, cc *ConnContext, state tls.ConnectionState) error
+	// SASL listeners serve nothing but ApiVersions, SaslHandshake and SaslAuthenticate until the
+	// connection has an identity, one request at a time, in frames of at most
+	// PreAuthMaxFrameSize bytes and with ReadTimeout as the idle timeout. An identity whose
+	// Expires has passed allows only re-authentication (KIP-368). Anything else closes the
+	// connection.
+	SASL                bool
+	PreAuthMaxFrameSize int
 }
 
 // Server is one Kafka listener.

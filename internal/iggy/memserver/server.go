@@ -1,6 +1,7 @@
 package memserver
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -26,6 +27,9 @@ type Config struct {
 	// Clock returns the current time; nil means time.Now. Tests use it to control the
 	// timestamps the server stamps on messages.
 	Clock func() time.Time
+	// TLS, when set, serves TCP over TLS with this configuration, as a real Iggy server with
+	// tcp.tls enabled does.
+	TLS *tls.Config
 }
 
 // Server is a running in-memory Iggy server. Its state is lost when it stops.
@@ -65,6 +69,9 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.TLS != nil {
+		ln = tls.NewListener(ln, cfg.TLS)
+	}
 	s := &Server{
 		cfg:   cfg,
 		ln:    ln,
@@ -75,7 +82,7 @@ func Start(cfg Config) (*Server, error) {
 		stop:  make(chan struct{}),
 	}
 	startLog.Info("in-memory Iggy server listening (NOT durable: all data is lost on exit)",
-		"addr", ln.Addr().String(), "protocol", "0.11.0")
+		"addr", ln.Addr().String(), "protocol", "0.11.0", "tls", cfg.TLS != nil)
 	s.wg.Add(1)
 	go s.acceptLoop()
 	if cfg.HeartbeatInterval > 0 {

@@ -1,0 +1,60 @@
+package auth
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/sslprincipal"
+)
+
+// MechanismSSL is the Identity.Mechanism of a client-certificate identity.
+const MechanismSSL = "SSL"
+
+// UserLookup finds Iggy users; the bridge's client implements it.
+type UserLookup interface {
+	GetUser(ctx context.Context, user iggy.Identifier) (*iggy.User, error)
+}
+
+// CertIdentities turns verified client certificates into identities: the subject is mapped to
+// a user name by the principal mapping rules, and that user must exist in Iggy.
+type CertIdentities struct {
+	Mapper *sslprincipal.Mapper
+	Users  UserLookup
+	Logger *slog.Logger
+}
+
+// Identify is a listener.Config.ClientIdentity function. A connection without a certificate
+// (client auth "requested") keeps no identity; a certificate that maps to no existing Iggy
+// user closes the connection, with a log line naming the subject and the mapped name.
+func (ci *CertIdentities) Identify(ctx context.Context, cc *listener.ConnContext, state tls.ConnectionState) error {
+	if len(state.PeerCertificates) == 0 {
+		return nil
+	}
+	subject := state.PeerCertificates[0].Subject.ToRDNSequence().String()
+	name, err := ci.Mapper.Map(subject)
+	if err != nil {
+		ci.Logger.Warn("client certificate refused: no principal mapping rule matches", "remote", cc.RemoteAddr.String(), "subject", subject, "rules", ci.Mapper.String())
+		return err
+	}
+	u, err := ci.Users.GetUser(ctx, iggy.Name(name))
+	switch {
+	case iggy.IsCode(err, iggy.CodeResourceNotFound, iggy.CodeInvalidUsername):
+		ci.Logger.Warn("client certificate refused: mapped user does not exist in Iggy", "remote", cc.RemoteAddr.String(), "subject", subject, "mapped_user", name)
+		return fmt.Errorf("no Iggy user %q", name)
+	case err != nil:
+		ci.Logger.Warn("client certificate refused: Iggy user could not be checked", "remote", cc.RemoteAddr.String(), "subject", subject, "mapped_user", name, "err", err)
+		return err
+	case u.Status != wire.UserActive:
+		ci.Logger.Warn("client certificate refused: mapped Iggy user is inactive", "remote", cc.RemoteAddr.String(), "subject", subject, "mapped_user", name)
+		return errors.New("inactive Iggy user")
+	}
+	cc.SetIdentity(listener.Identity{User: u.Username, Mechanism: MechanismSSL})
+	ci.Logger.Info("client certificate accepted", "remote", cc.RemoteAddr.String(), "subject", subject, "user", u.Username)
+	return nil
+}

@@ -1,0 +1,63 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
+)
+
+// IggyVerifier checks credentials by logging in to Iggy on a fresh connection of its own,
+// closed right after: Iggy does the comparison (Argon2, in constant time), and nothing is
+// cached, so a changed password or a revoked token takes effect at the next attempt.
+type IggyVerifier struct {
+	// Base holds the address and TLS settings of Iggy; its credentials are ignored.
+	Base iggy.Config
+}
+
+// Verify implements Verifier.
+func (v IggyVerifier) Verify(ctx context.Context, c Credentials) (string, error) {
+	cfg := v.Base
+	cfg.Username, cfg.Password, cfg.Token = c.User, c.Password, c.Token
+	cfg.PoolSize, cfg.PingInterval = 1, -1
+	if !wellFormed(c) {
+		return "", ErrBadCredentials // Iggy would refuse it; the client library would not even send it
+	}
+	cn, err := iggy.DialConn(ctx, cfg)
+	if err != nil {
+		if code, ok := iggy.CodeOf(err); ok && isRejection(code) {
+			return "", ErrBadCredentials
+		}
+		return "", err
+	}
+	defer cn.Close()
+	if c.Token == "" {
+		return c.User, nil
+	}
+	// A token names its user only on the Iggy side: ask for the session's own user.
+	u, err := cn.GetUser(ctx, iggy.ID(cn.UserID()))
+	if err != nil {
+		return "", fmt.Errorf("reading the user of a personal access token: %w", err)
+	}
+	return u.Username, nil
+}
+
+// wellFormed reports whether c fits Iggy's login command.
+func wellFormed(c Credentials) bool {
+	if c.Token != "" {
+		return len(c.Token) <= wire.MaxNameLength
+	}
+	return c.User != "" && len(c.User) <= wire.MaxNameLength && len(c.Password) <= wire.MaxNameLength
+}
+
+// isRejection reports Iggy answers to a login that say the credentials are not valid.
+func isRejection(code uint32) bool {
+	switch code {
+	case iggy.CodeInvalidCredentials, iggy.CodeInvalidUsername, iggy.CodeInvalidPassword,
+		iggy.CodeUserInactive, iggy.CodeInvalidPersonalAccessToken, iggy.CodePersonalAccessTokenExpired,
+		iggy.CodeUnauthenticated, iggy.CodeUnauthorized, iggy.CodeInvalidFormat, iggy.CodeResourceNotFound:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,149 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		mech, msg string
+		want      Credentials
+		ok        bool
+	}{
+		{MechanismPlain, "\x00alice\x00pw", Credentials{Mechanism: "PLAIN", User: "alice", Password: "pw"}, true},
+		{MechanismPlain, "alice\x00alice\x00pw", Credentials{Mechanism: "PLAIN", User: "alice", Password: "pw"}, true},
+		{MechanismPlain, "bob\x00alice\x00pw", Credentials{}, false}, // acting as someone else
+		{MechanismPlain, "\x00alice\x00", Credentials{}, false},
+		{MechanismPlain, "\x00\x00pw", Credentials{}, false},
+		{MechanismPlain, "\x00alice\x00pw\x00x", Credentials{}, false},
+		{MechanismOAuthBearer, "n,,\x01auth=Bearer tok123\x01\x01", Credentials{Mechanism: "OAUTHBEARER", Token: "tok123"}, true},
+		{MechanismOAuthBearer, "n,a=alice,\x01host=x\x01auth=Bearer tok\x01\x01", Credentials{Mechanism: "OAUTHBEARER", Token: "tok"}, true},
+		{MechanismOAuthBearer, "n,,\x01auth=Basic tok\x01\x01", Credentials{}, false},
+		{MechanismOAuthBearer, "n,,\x01\x01", Credentials{}, false},
+		{MechanismOAuthBearer, "p=x,,\x01auth=Bearer tok\x01\x01", Credentials{}, false},
+		{MechanismOAuthBearer, "n,,\x01auth=Bearer tok", Credentials{}, false},
+		{MechanismOAuthBearer, "n,,\x01auth=Bearer a\x01auth=Bearer b\x01\x01", Credentials{}, false},
+		{"SCRAM-SHA-256", "x", Credentials{}, false},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.mech, []byte(tt.msg))
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("Parse(%s, %q) = %+v, %v", tt.mech, tt.msg, got, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("PLAIN", []byte("\x00alice\x00pw"))
+	f.Add("OAUTHBEARER", []byte("n,,\x01auth=Bearer tok\x01\x01"))
+	f.Fuzz(func(t *testing.T, mech string, msg []byte) {
+		c, err := Parse(mech, msg)
+		if err == nil && c.User == "" && c.Token == "" {
+			t.Fatalf("accepted %q without a user or token", msg)
+		}
+	})
+}
+
+// fakeVerifier accepts one password and counts checks running at once.
+type fakeVerifier struct {
+	running, peak atomic.Int32
+	hold          time.Duration
+}
+
+func (v *fakeVerifier) Verify(_ context.Context, c Credentials) (string, error) {
+	n := v.running.Add(1)
+	defer v.running.Add(-1)
+	for {
+		p := v.peak.Load()
+		if n <= p || v.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	time.Sleep(v.hold)
+	if c.Password != "right" {
+		return "", ErrBadCredentials
+	}
+	return c.User, nil
+}
+
+var peerA = &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 1}
+
+func TestConcurrentChecksBounded(t *testing.T) {
+	v := &fakeVerifier{hold: 20 * time.Millisecond}
+	a := NewAuthenticator(Options{Verifier: v, MaxConcurrent: 2})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			peer := &net.TCPAddr{IP: net.IPv4(10, 0, 1, byte(i)), Port: 1} // distinct: no throttle
+			if _, err := a.Authenticate(context.Background(), peer, MechanismPlain, []byte("\x00u\x00right"), listener.Identity{}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if p := v.peak.Load(); p != 2 {
+		t.Errorf("peak concurrent checks %d, want 2", p)
+	}
+}
+
+// Failures from one address make its next attempts wait, doubling up to the limit; attempts
+// from one address never run at once.
+func TestThrottleDoubles(t *testing.T) {
+	v := &fakeVerifier{}
+	a := NewAuthenticator(Options{Verifier: v, FailureDelay: 20 * time.Millisecond, MaxFailureDelay: 80 * time.Millisecond})
+	want := []time.Duration{0, 20, 40, 80, 80}
+	for i, w := range want {
+		start := time.Now()
+		_, err := a.Authenticate(context.Background(), peerA, MechanismPlain, []byte("\x00u\x00wrong"), listener.Identity{})
+		if !errors.Is(err, ErrBadCredentials) {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took < w*time.Millisecond {
+			t.Errorf("attempt %d took %v, want at least %v", i, took, w*time.Millisecond)
+		}
+	}
+	// Another address is not slowed down by the first one's failures, and runs at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	other := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 2), Port: 1}
+	if _, err := a.Authenticate(ctx, other, MechanismPlain, []byte("\x00u\x00right"), listener.Identity{}); err != nil {
+		t.Errorf("other address: %v", err)
+	}
+	// A caller that gives up while waiting gets ErrUnavailable (the connection closes without 58).
+	_, err := a.Authenticate(ctx, peerA, MechanismPlain, []byte("\x00u\x00right"), listener.Identity{})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Errorf("cancelled wait: %v", err)
+	}
+	// Success forgets the address.
+	if _, err := a.Authenticate(context.Background(), peerA, MechanismPlain, []byte("\x00u\x00right"), listener.Identity{}); err != nil {
+		t.Fatal(err)
+	}
+	a.throttle.mu.Lock()
+	n := len(a.throttle.hosts)
+	a.throttle.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d addresses remembered after success", n)
+	}
+}
+
+func TestReauthenticationKeepsThePrincipal(t *testing.T) {
+	a := NewAuthenticator(Options{Verifier: &fakeVerifier{}, SessionLifetime: time.Hour})
+	id, err := a.Authenticate(context.Background(), peerA, MechanismPlain, []byte("\x00alice\x00right"), listener.Identity{User: "alice"})
+	if err != nil || id.User != "alice" || id.Expires.IsZero() {
+		t.Fatalf("%+v %v", id, err)
+	}
+	_, err = a.Authenticate(context.Background(), peerA, MechanismPlain, []byte("\x00bob\x00right"), listener.Identity{User: "alice"})
+	if !errors.Is(err, ErrPrincipalChanged) {
+		t.Fatalf("err = %v", err)
+	}
+}

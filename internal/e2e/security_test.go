@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tlsconfig/tlstest"
+)
+
+// Security scenarios: real clients over SASL and TLS listeners (docs/SECURITY.md). Each starts
+// its own gateway on the shared Iggy backend, with certificates made for the run.
+
+// needClient skips t unless fam is installed (fails under IGGYGW_E2E_REQUIRED=1).
+func needClient(t *testing.T, fam Family) {
+	t.Helper()
+	if testing.Short() && !required() {
+		t.Skip("end-to-end scenarios do not run in -short mode")
+	}
+	if _, missing := fam.Detect(); missing != "" {
+		if required() {
+			t.Fatalf("%s: %s", fam.Name, missing)
+		}
+		t.Skipf("%s: %s (run scripts/install-test-deps.sh)", fam.Name, missing)
+	}
+}
+
+// iggyUser creates an Iggy user with a fresh name and password on the shared backend.
+func iggyUser(t *testing.T, env *Env) (name, password string) {
+	t.Helper()
+	var b [6]byte
+	rand.Read(b[:])
+	name, password = "kafka-"+hex.EncodeToString(b[:]), "pw-"+hex.EncodeToString(b[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := env.iggy.iggyClient(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CreateUser(ctx, name, password, wire.UserActive, nil); err != nil {
+		t.Fatalf("create Iggy user %s: %v", name, err)
+	}
+	return name, password
+}
+
+// secureEnv starts a gateway with extra settings; with a CA, the readiness probe uses TLS and
+// presents probeCert when it is not nil.
+func secureEnv(t *testing.T, ca *tlstest.CA, probeCert *tlstest.Pair, extraEnv ...string) *Env {
+	t.Helper()
+	var probe *tls.Config
+	if ca != nil {
+		probe = &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+		if probeCert != nil {
+			probe.Certificates = []tls.Certificate{probeCert.TLS}
+		}
+	}
+	return startOwnGatewayTLS(t, probe, extraEnv...)
+}
+
+func serverFiles(t *testing.T, ca *tlstest.CA) []string {
+	p := ca.Server(t, "gateway")
+	return []string{"IGGY_KAFKA_TLS_CERT_FILE=" + p.CertFile, "IGGY_KAFKA_TLS_KEY_FILE=" + p.KeyFile}
+}
+
+func TestSecurityKcatSASLPlaintext(t *testing.T) {
+	needClient(t, kcatFamily)
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
+	user, password := iggyUser(t, env)
+	topic := env.CreateTopic(t, 1)
+	sasl := []string{"-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=" + user}
+	kcat(t, "secret-hello\n", append(append([]string{"-b", env.Bootstrap}, sasl...), "-X", "sasl.password="+password, "-P", "-t", topic)...)
+	res := kcat(t, "", append(append([]string{"-b", env.Bootstrap}, sasl...), "-X", "sasl.password="+password, "-C", "-t", topic, "-o", "beginning", "-c", "1", "-e")...)
+	if strings.TrimSpace(res.Stdout) != "secret-hello" {
+		t.Errorf("consumed %q", res.Stdout)
+	}
+	// A wrong password fails with the authentication error, not a hang or a crash.
+	bad := runCmd(t, Cmd{Name: "kcat", Args: append(append([]string{"-b", env.Bootstrap}, sasl...), "-X", "sasl.password=wrong", "-L", "-m", "10"), Timeout: 60 * time.Second})
+	if bad.ExitCode == 0 || !strings.Contains(bad.Stderr+bad.Stdout, "Authentication failed") {
+		t.Errorf("wrong password: exit %d\nstdout:\n%s\nstderr:\n%s", bad.ExitCode, indent(bad.Stdout), indent(bad.Stderr))
+	}
+	// Without SASL the client gets nothing.
+	plain := runCmd(t, Cmd{Name: "kcat", Args: []string{"-b", env.Bootstrap, "-L", "-m", "5"}, Timeout: 60 * time.Second})
+	if plain.ExitCode == 0 {
+		t.Errorf("kcat without SASL listed metadata:\n%s", indent(plain.Stdout))
+	}
+}
+
+func TestSecurityKcatClientCertificate(t *testing.T) {
+	needClient(t, kcatFamily)
+	ca := tlstest.NewCA(t, "e2e")
+	base := sharedEnv(t)
+	if base.External() {
+		t.Skip("needs a gateway started by the harness")
+	}
+	user, _ := iggyUser(t, base)
+	client := ca.Client(t, "client", pkix.Name{CommonName: user, Organization: []string{"Example"}})
+	env := secureEnv(t, ca, client, append(serverFiles(t, ca),
+		"IGGY_KAFKA_TLS_CLIENT_AUTH=required", "IGGY_KAFKA_TLS_CLIENT_CA_FILE="+ca.CertFile,
+		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=RULE:^CN=([^,]*),.*$/$1/,DEFAULT")...)
+	topic := env.CreateTopic(t, 1)
+	ssl := []string{"-b", env.Bootstrap, "-X", "security.protocol=SSL", "-X", "ssl.ca.location=" + ca.CertFile,
+		"-X", "ssl.certificate.location=" + client.CertFile, "-X", "ssl.key.location=" + client.KeyFile}
+	kcat(t, "mtls-hello\n", append(ssl, "-P", "-t", topic)...)
+	res := kcat(t, "", append(ssl, "-C", "-t", topic, "-o", "beginning", "-c", "1", "-e")...)
+	if strings.TrimSpace(res.Stdout) != "mtls-hello" {
+		t.Errorf("consumed %q", res.Stdout)
+	}
+	// A certificate for a user Iggy does not know is refused.
+	stranger := ca.Client(t, "stranger", pkix.Name{CommonName: "nobody-here", Organization: []string{"Example"}})
+	bad := runCmd(t, Cmd{Name: "kcat", Args: []string{"-b", env.Bootstrap, "-X", "security.protocol=SSL", "-X", "ssl.ca.location=" + ca.CertFile,
+		"-X", "ssl.certificate.location=" + stranger.CertFile, "-X", "ssl.key.location=" + stranger.KeyFile, "-L", "-m", "5"}, Timeout: 60 * time.Second})
+	if bad.ExitCode == 0 {
+		t.Errorf("unknown user's certificate listed metadata:\n%s", indent(bad.Stdout))
+	}
+	if !strings.Contains(env.gateway.Output.String(), "mapped_user=nobody-here") {
+		t.Error("the gateway log does not name the refused mapped user")
+	}
+}
+
+// Java CLI tools over SASL_SSL with a client.properties file, as the docs show.
+func TestSecurityJavaSASLSSL(t *testing.T) {
+	needClient(t, javaFamily)
+	ca := tlstest.NewCA(t, "e2e")
+	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
+	user, password := iggyUser(t, env)
+	props := filepath.Join(t.TempDir(), "client.properties")
+	err := os.WriteFile(props, []byte(strings.Join([]string{
+		"security.protocol=SASL_SSL",
+		"sasl.mechanism=PLAIN",
+		`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="` + user + `" password="` + password + `";`,
+		"ssl.truststore.type=PEM",
+		"ssl.truststore.location=" + ca.CertFile,
+	}, "\n")+"\n"), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := TopicName(t)
+	kafkaTool(t, "", "kafka-topics.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props,
+		"--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")
+	kafkaTool(t, "java-secret\n", "kafka-console-producer.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props, "--topic", topic)
+	res := kafkaTool(t, "", "kafka-console-consumer.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props,
+		"--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "30000")
+	if strings.TrimSpace(res.Stdout) != "java-secret" {
+		t.Errorf("consumed %q", res.Stdout)
+	}
+	res = kafkaTool(t, "", "kafka-topics.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props, "--list")
+	if !strings.Contains(res.Stdout, topic) {
+		t.Errorf("kafka-topics --list over SASL_SSL does not show %s:\n%s", topic, res.Stdout)
+	}
+}
+
+// confluentSASLScript produces one record with confluent-kafka (librdkafka) over
+// SASL_PLAINTEXT and reads it back; argv: bootstrap user password topic.
+const confluentSASLScript = `
+import sys
+from confluent_kafka import Producer, Consumer
+bootstrap, user, password, topic = sys.argv[1:5]
+conf = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanisms": "PLAIN", "sasl.username": user, "sasl.password": password}
+p = Producer(conf)
+p.produce(topic, b"confluent-secret")
+if p.flush(30) != 0:
+    sys.exit("not delivered")
+c = Consumer(dict(conf, **{"group.id": "sec-" + topic, "auto.offset.reset": "earliest"}))
+c.subscribe([topic])
+for _ in range(60):
+    m = c.poll(1.0)
+    if m is None:
+        continue
+    if m.error():
+        sys.exit(str(m.error()))
+    print(m.value().decode())
+    break
+c.close()
+`
+
+func TestSecurityConfluentKafkaSASLPlaintext(t *testing.T) {
+	needClient(t, pythonFamily)
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
+	user, password := iggyUser(t, env)
+	topic := env.CreateTopic(t, 1)
+	res := mustRun(t, Cmd{Name: pythonBin(), Args: []string{"-c", confluentSASLScript, env.Bootstrap, user, password, topic}, Timeout: 90 * time.Second})
+	if strings.TrimSpace(res.Stdout) != "confluent-secret" {
+		t.Errorf("consumed %q\nstderr:\n%s", res.Stdout, indent(res.Stderr))
+	}
+}
