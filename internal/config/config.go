@@ -44,6 +44,9 @@ type Config struct {
 
 	AutoCreateTopics     bool
 	AutoCreatePartitions int
+	// TopicFlush is how new Iggy topics flush acknowledged writes: a durability.Mode
+	// ("write", "fsync" or "iggy-default"; docs/DURABILITY.md).
+	TopicFlush string
 	IdempotentProducers  bool
 	ProducerExpiry       time.Duration
 	CoordinatorLog       string // "auto", "true" or "false"
