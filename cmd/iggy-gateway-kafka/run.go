@@ -14,6 +14,7 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
@@ -115,7 +116,7 @@ func (g *gateway) start(ctx context.Context) error {
 		if err := ensureStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
 			return err
 		}
-		if g.offsets, err = loadOffsets(ctx, cl, g.log, g.offsetsOption); err != nil {
+		if g.offsets, err = loadOffsets(ctx, cl, g.log, durability.Mode(g.cfg.TopicFlush), g.offsetsOption); err != nil {
 			return err
 		}
 		opts.Iggy = cl

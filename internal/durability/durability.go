@@ -38,10 +38,11 @@ func Parse(s string) (Mode, error) {
 	return "", fmt.Errorf("unknown topic flush mode %q (want write, fsync or iggy-default)", s)
 }
 
-// Apply sets the flush options of mode m on o, the options of a topic to create.
+// Apply sets the flush options of mode m on o, the options of a topic to create. The zero
+// Mode is Write, the default of IGGY_KAFKA_TOPIC_FLUSH.
 func (m Mode) Apply(o *iggy.TopicOptions) {
 	switch m {
-	case Write:
+	case Write, "":
 		o.MessagesRequiredToSave = 1
 		o.EnforceFsync = ptr(false)
 	case Fsync:
