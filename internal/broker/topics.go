@@ -22,6 +22,9 @@ func (b *Broker) createTopic(ctx context.Context, kafkaTopic string, partitions 
 // createNewTopic is createTopic for CreateTopics: a topic that already exists is an error
 // carrying Iggy's TopicNameAlreadyExists code.
 func (b *Broker) createNewTopic(ctx context.Context, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
+	if opts.EnforceFsync == nil && opts.MessagesRequiredToSave == 0 {
+		opts = withFlush(opts, b.defaultFlushMode()) // docs/DURABILITY.md
+	}
 	t := b.topics.Map().Resolve(kafkaTopic)
 	topic, err := b.iggy.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)
 	if isNotFound(err) {

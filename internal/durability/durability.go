@@ -66,8 +66,6 @@ type InForce struct {
 	Fsync    bool
 	Messages uint32 // messages kept in Iggy's memory before a write to the segment
 	Bytes    uint64 // bytes kept in Iggy's memory before a write to the segment
-	// Explicit is true when the topic was created with the flush options.
-	Explicit bool
 }
 
 // Of reads the flush options in force on t.
@@ -77,7 +75,6 @@ func Of(t *iggy.Topic) InForce {
 		Known:    o.EnforceFsync != nil || o.MessagesRequiredToSave != 0 || o.SizeOfMessagesRequiredToSave != 0,
 		Messages: o.MessagesRequiredToSave,
 		Bytes:    o.SizeOfMessagesRequiredToSave,
-		Explicit: t.Options.MessagesRequiredToSave != 0 || t.Options.EnforceFsync != nil,
 	}
 	if o.EnforceFsync != nil {
 		f.Fsync = *o.EnforceFsync

@@ -28,7 +28,7 @@ func TestModesRoundTripThroughTopicOptions(t *testing.T) {
 			EnforceFsync: ptr(false), MessagesRequiredToSave: 1024, SizeOfMessagesRequiredToSave: 1 << 20}}
 		f := Of(topic)
 		got, ok := f.Mode()
-		if got != tt.wantMode || ok != tt.writesAck || f.WritesEachAck() != tt.writesAck || f.Explicit != (m != IggyDefault) {
+		if got != tt.wantMode || ok != tt.writesAck || f.WritesEachAck() != tt.writesAck {
 			t.Errorf("%s: in force %+v, mode %s %v", tt.mode, f, got, ok)
 		}
 	}
