@@ -119,6 +119,7 @@ func (g *gateway) start(ctx context.Context) error {
 		if g.offsets, err = loadOffsets(ctx, cl, g.log, durability.Mode(g.cfg.TopicFlush), g.offsetsOption); err != nil {
 			return err
 		}
+		warnBufferedTopics(ctx, cl, cfg.DefaultStream, g.log)
 		opts.Iggy = cl
 		opts.Offsets = g.offsets
 		opts.ClusterID = broker.ClusterID(clusterSeed(ctx, cl, cfg.Bridge.Addr))
