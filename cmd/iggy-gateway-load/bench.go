@@ -117,12 +117,15 @@ func (b *bench) ensureStream(ctx context.Context) error {
 	return nil
 }
 
-// createTopics creates a fresh topic per path for a round.
+// createTopics creates a fresh topic per path for a round, with the flush options of
+// --topic-flush on both so that the legs compare like with like.
 func (b *bench) createTopics(ctx context.Context) error {
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	b.gwTopic, b.directTopic = "load-"+run+"-gateway", "load-"+run+"-direct"
 	for _, name := range []string{b.gwTopic, b.directTopic} {
-		if _, err := b.iggy.CreateTopic(ctx, iggy.Name(b.o.IggyStream), name, uint32(b.o.Partitions), iggy.TopicOptions{}); err != nil {
+		var opts iggy.TopicOptions
+		b.o.TopicFlush.Apply(&opts)
+		if _, err := b.iggy.CreateTopic(ctx, iggy.Name(b.o.IggyStream), name, uint32(b.o.Partitions), opts); err != nil {
 			return fmt.Errorf("create topic %q: %w", name, err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 )
 
 // Options is one comparison run.
@@ -37,6 +39,10 @@ type Options struct {
 	GatewayEnv                           []string
 	ProfileDir                           string // CPU profiles of the started gateway go here
 
+	// TopicFlush is the flush mode of the test topics (docs/DURABILITY.md), as the gateway
+	// would create them.
+	TopicFlush durability.Mode
+
 	Rounds       int           // each round runs every leg once on fresh topics
 	StallTimeout time.Duration // a leg that makes no progress for this long fails
 	KeepTopics   bool
@@ -48,7 +54,7 @@ func defaultOptions() Options {
 		Linger: 10 * time.Millisecond, BatchBytes: 1 << 20, Partitions: 4, Producers: 1,
 		FetchPartitionBytes: 1 << 20, Gateway: true, Direct: true,
 		IggyUsername: "iggy", IggyPassword: "iggy", IggyStream: "kafka",
-		StallTimeout: 30 * time.Second,
+		StallTimeout: 30 * time.Second, TopicFlush: durability.Write,
 	}
 }
 
@@ -93,6 +99,10 @@ func parseOptions(args []string, stderr io.Writer) (*Options, error) {
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write CPU profiles of the started gateway's produce and consume legs to this directory")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "fail a leg that makes no progress for this long")
 	fs.BoolVar(&o.KeepTopics, "keep-topics", false, "do not delete the test topics at the end")
+	fs.Func("topic-flush", "flush mode of the test topics: write (the gateway's default), fsync or iggy-default (docs/DURABILITY.md)", func(s string) (err error) {
+		o.TopicFlush, err = durability.Parse(s)
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err

@@ -117,8 +117,8 @@ func ratios(r *result, gateway, direct string) []float64 {
 // printReport writes the result table, the ratios and any failures.
 func printReport(w io.Writer, r *result) {
 	o := r.Options
-	fmt.Fprintf(w, "\n%d records × %d B per leg, %d round(s), codec %s, acks %s, linger %s, batch ≤ %d B, %d partitions, %d producer(s)\n",
-		o.Records, o.RecordSize, o.Rounds, o.Codec, o.Acks, o.Linger, o.BatchBytes, o.Partitions, o.Producers)
+	fmt.Fprintf(w, "\n%d records × %d B per leg, %d round(s), codec %s, acks %s, linger %s, batch ≤ %d B, %d partitions, %d producer(s), topic flush %s\n",
+		o.Records, o.RecordSize, o.Rounds, o.Codec, o.Acks, o.Linger, o.BatchBytes, o.Partitions, o.Producers, o.TopicFlush)
 	fmt.Fprintf(w, "Iggy: %s\ngateway: %s\n", r.Iggy, r.Gateway)
 	fmt.Fprintf(w, "load average before %s, after %s; whole run %s\n\n", r.LoadBefore, r.LoadAfter, r.Total.Round(time.Millisecond))
 

@@ -5,6 +5,12 @@
 //
 // It prints the bound address on standard output (one line, "host:port") once it is
 // listening, then serves until SIGINT or SIGTERM.
+//
+// SIGUSR1 simulates a crash and restart of the Iggy process, SIGUSR2 a machine crash
+// (memserver.Server.Crash): connections are dropped and every partition loses what the real
+// server would not have written (or fsynced) under its topic's flush options. A real SIGKILL
+// of this process loses everything, which no real server does, so tests that kill Iggy use
+// the signals to get an honest picture of what a crash of a real server leaves behind.
 package main
 
 import (
@@ -52,7 +58,20 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	<-ctx.Done()
+	crashes := make(chan os.Signal, 1)
+	signal.Notify(crashes, syscall.SIGUSR1, syscall.SIGUSR2)
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case sig := <-crashes:
+			kind := memserver.ProcessCrash
+			if sig == syscall.SIGUSR2 {
+				kind = memserver.MachineCrash
+			}
+			srv.Crash(kind)
+		}
+	}
 	log.Info("shutting down; in-memory data is discarded")
 	if err := srv.Close(); err != nil {
 		log.Error("close", "err", err)

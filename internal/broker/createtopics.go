@@ -65,15 +65,19 @@ func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, r
 	if aerr != nil {
 		return createTopicsResult(rt.Topic, aerr)
 	}
+	flush, aerr := b.topicFlushMode(rt.Configs)
+	if aerr != nil {
+		return createTopicsResult(rt.Topic, aerr)
+	}
 	if !validateOnly {
-		if _, err := b.createNewTopic(ctx, cc, rt.Topic, partitions, ret.options()); err != nil {
+		if _, err := b.createNewTopic(ctx, cc, rt.Topic, partitions, withFlush(ret.options(), flush)); err != nil {
 			return createTopicsResult(rt.Topic, b.logAdminError(cc, "create topic", rt.Topic, err))
 		}
 	}
 	res := createTopicsResult(rt.Topic, nil)
 	res.NumPartitions = int32(partitions)
 	res.ReplicationFactor = 1
-	for _, e := range topicConfigEntries(ret.apply(defaultRetention)) {
+	for _, e := range b.withFlushEntries(topicConfigEntries(ret.apply(defaultRetention)), plannedFlush(flush)) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
 		c.Name, c.Value, c.ReadOnly, c.Source = e.name, kmsg.StringPtr(e.value), e.readOnly, int8(e.source)
 		res.Configs = append(res.Configs, c)
@@ -95,6 +99,9 @@ func (b *Broker) newTopicPlan(rt *kmsg.CreateTopicsRequestTopic) (uint32, retent
 		return 0, ret, newAPIError(kerr.InvalidConfig, "null value not supported for topic configs: %s", strings.Join(nulls, ","))
 	}
 	for _, c := range rt.Configs {
+		if isFlushConfig(c.Name) {
+			continue // topicFlushMode
+		}
 		if err := ret.set(c.Name, *c.Value); err != nil {
 			return 0, ret, err
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
@@ -54,7 +55,9 @@ func (b *Broker) configsOf(ctx context.Context, cc *listener.ConnContext, typ km
 		if err != nil {
 			return nil, b.logAdminError(cc, "describe configs", name, err)
 		}
-		return topicConfigEntries(retentionOf(topic)), nil
+		flush := durability.Of(topic)
+		b.warnWeakFlush(name, flush)
+		return b.withFlushEntries(topicConfigEntries(retentionOf(topic)), flush), nil
 	case kmsg.ConfigResourceTypeBroker:
 		if err := b.checkBrokerName(name); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -147,6 +148,9 @@ func (c *retentionChange) setExpiry(name string, us uint64) *apiError {
 
 // refuseConfig is the answer to a config the gateway does not let clients change.
 func refuseConfig(name string) *apiError {
+	if isFlushConfig(name) {
+		return newAPIError(kerr.InvalidConfig, "%s can only be given when the topic is created: Iggy cannot change a topic's flush options (docs/DURABILITY.md)", name)
+	}
 	if name == configCleanupPolicy {
 		return newAPIError(kerr.InvalidConfig, "cleanup.policy is read-only: it is always delete (Iggy deletes old segments and has no log compaction)")
 	}
@@ -283,7 +287,7 @@ func (b *Broker) brokerConfigEntries() []configEntry {
 		return configEntry{name: name, value: value, source: kmsg.ConfigSourceDefaultConfig, readOnly: true, typ: typ, doc: doc,
 			synonyms: []configSynonym{{name, value, kmsg.ConfigSourceDefaultConfig}}}
 	}
-	return []configEntry{
+	entries := []configEntry{
 		static("auto.create.topics.enable", strconv.FormatBool(b.cfg.AutoCreateTopics), kmsg.ConfigTypeBoolean,
 			"Whether Metadata creates missing topics (IGGY_KAFKA_AUTO_CREATE_TOPICS_ENABLED)."),
 		fixed("default.replication.factor", "1", kmsg.ConfigTypeInt,
@@ -301,4 +305,7 @@ func (b *Broker) brokerConfigEntries() []configEntry {
 		static("num.partitions", strconv.Itoa(b.cfg.AutoCreatePartitions), kmsg.ConfigTypeInt,
 			"Partitions of topics created without a partition count, by CreateTopics or auto-creation (IGGY_KAFKA_AUTO_CREATE_TOPICS_PARTITIONS)."),
 	}
+	entries = append(entries, b.brokerFlushEntries()...)
+	slices.SortFunc(entries, func(a, b configEntry) int { return strings.Compare(a.name, b.name) })
+	return entries
 }

@@ -23,6 +23,9 @@ func (b *Broker) createTopic(ctx context.Context, cc *listener.ConnContext, kafk
 // createNewTopic is createTopic for CreateTopics: a topic that already exists is an error
 // carrying Iggy's TopicNameAlreadyExists code.
 func (b *Broker) createNewTopic(ctx context.Context, cc *listener.ConnContext, kafkaTopic string, partitions uint32, opts iggy.TopicOptions) (topicmap.Resolved, error) {
+	if opts.EnforceFsync == nil && opts.MessagesRequiredToSave == 0 {
+		opts = withFlush(opts, b.defaultFlushMode()) // docs/DURABILITY.md
+	}
 	t := b.topics.Map().Resolve(kafkaTopic)
 	s := b.storage(cc)
 	topic, err := s.CreateTopic(ctx, iggy.Name(t.Stream), t.Topic, partitions, opts)

@@ -45,9 +45,12 @@ type Config struct {
 
 	AutoCreateTopics     bool
 	AutoCreatePartitions int
-	IdempotentProducers  bool
-	ProducerExpiry       time.Duration
-	CoordinatorLog       string // "auto", "true" or "false"
+	// TopicFlush is how new Iggy topics flush acknowledged writes: a durability.Mode
+	// ("write", "fsync" or "iggy-default"; docs/DURABILITY.md).
+	TopicFlush          string
+	IdempotentProducers bool
+	ProducerExpiry      time.Duration
+	CoordinatorLog      string // "auto", "true" or "false"
 	// CoordinatorLogRecovery is "fallback", "fail" or "skip" (docs/COORDINATOR-LOG.md §5).
 	CoordinatorLogRecovery string
 	MetricsAddr            string

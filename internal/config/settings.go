@@ -95,6 +95,8 @@ var settings = []*setting{
 		func(c *Config) *bool { return &c.AutoCreateTopics }),
 	intSetting("AUTO_CREATE_TOPICS_PARTITIONS", 1, 1, 1000, "partitions of auto-created topics",
 		func(c *Config) *int { return &c.AutoCreatePartitions }),
+	strSetting("TOPIC_FLUSH", "write", "write|fsync|iggy-default", "flush options of the Iggy topics the gateway creates (Kafka topics, auto-created ones, the coordinator log): write = each acknowledged write is in Iggy's segment file before the answer (survives an Iggy process crash), fsync = also fsynced (survives a machine crash), iggy-default = Iggy's buffering (up to 1024 messages or 1 MiB per partition in memory: an Iggy crash loses acknowledged writes); see docs/DURABILITY.md",
+		func(c *Config, v string) error { return oneOf(v, &c.TopicFlush, "write", "fsync", "iggy-default") }),
 	boolSetting("IDEMPOTENT_PRODUCERS", false, "producer-sequence deduplication (not supported yet)",
 		func(c *Config) *bool { return &c.IdempotentProducers }),
 	durationSetting("PRODUCER_EXPIRY", 24*time.Hour, "idempotent producer state is forgotten after this long without writes",

@@ -17,6 +17,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
@@ -102,9 +103,10 @@ func (g *Gateway) start(ctx context.Context) error {
 		if err := ensureDefaultStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
 			return err
 		}
-		if g.offsets, err = loadOffsets(ctx, cl, g.log, g.offsetsOption); err != nil {
+		if g.offsets, err = loadOffsets(ctx, cl, g.log, durability.Mode(cfg.TopicFlush), g.offsetsOption); err != nil {
 			return err
 		}
+		warnBufferedTopics(ctx, cl, cfg.DefaultStream, g.log)
 		opts.Iggy = cl
 		opts.Offsets = g.offsets
 		opts.ClusterID = broker.ClusterID(clusterSeed(ctx, cl, cfg.Bridge.Addr))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 )
@@ -14,8 +15,10 @@ import (
 // loadOffsets opens the committed-offset store over the coordinator log in Iggy and rebuilds
 // its view (latest checkpoint plus the records after it) before any Kafka connection is
 // accepted, so that no client is ever told "nothing committed" for a group that has commits.
-func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, option func(*offsets.Config)) (*offsets.Store, error) {
-	cfg := offsets.DefaultConfig(offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
+func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode, option func(*offsets.Config)) (*offsets.Store, error) {
+	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions)
+	ilog.Flush = flush
+	cfg := offsets.DefaultConfig(ilog)
 	cfg.Logger = log.With("component", "offsets")
 	option(&cfg)
 	store, err := offsets.New(cfg)
@@ -36,6 +39,10 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, opt
 	}
 	log.Info("committed offsets loaded", "iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic,
 		"duration", time.Since(start).Round(time.Millisecond))
+	if f := ilog.FlushInForce(); !f.WritesEachAck() {
+		log.Warn("the coordinator log's Iggy topic does not write each acknowledged commit before answering: an Iggy crash can lose committed offsets. "+durability.Fix,
+			"iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic, "flush", f.String())
+	}
 	return store, nil
 }
 

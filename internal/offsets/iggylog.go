@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
 
@@ -34,12 +35,17 @@ type IggyLog struct {
 	stream     iggy.Identifier
 	topic      iggy.Identifier
 	partitions int
+
+	// Flush is the flush mode the topic is created with (durability.Write unless set).
+	Flush durability.Mode
+	// inForce is what the topic's flush options promise, known after Ensure.
+	inForce durability.InForce
 }
 
 // NewIggyLog returns the coordinator log in stream/topic with the given partition count
 // (DefaultStream, DefaultTopic and DefaultPartitions in production).
 func NewIggyLog(api IggyAPI, stream, topic string, partitions int) *IggyLog {
-	return &IggyLog{api: api, stream: iggy.Name(stream), topic: iggy.Name(topic), partitions: partitions}
+	return &IggyLog{api: api, stream: iggy.Name(stream), topic: iggy.Name(topic), partitions: partitions, Flush: durability.Write}
 }
 
 // maxSendBytes bounds one SendMessages of Append, well below Iggy's 64 MiB frame.
@@ -48,8 +54,9 @@ const maxSendBytes = 8 << 20
 // pollConsumer identifies the log's reads to Iggy; reads never store a consumer offset.
 var pollConsumer = iggy.Consumer{Kind: iggy.ConsumerKindConsumer, ID: iggy.Name("iggy-kafka-gateway-coordinator")}
 
-// Ensure creates the stream and the topic (never expiring, unlimited size) if absent and
-// checks the partition count of an existing topic.
+// Ensure creates the stream and the topic (never expiring, unlimited size, flush options of
+// l.Flush) if absent and checks the partition count of an existing topic. An existing topic
+// keeps the flush options it was created with: FlushInForce tells what they are.
 func (l *IggyLog) Ensure(ctx context.Context) error {
 	if _, err := l.api.GetStream(ctx, l.stream); err != nil {
 		if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
@@ -62,6 +69,7 @@ func (l *IggyLog) Ensure(ctx context.Context) error {
 	t, err := l.api.GetTopic(ctx, l.stream, l.topic)
 	if iggy.IsCode(err, iggy.CodeTopicIDNotFound, iggy.CodeTopicNameNotFound) {
 		opts := iggy.TopicOptions{MessageExpiry: iggy.Never, MaxTopicSize: iggy.Never}
+		l.Flush.Apply(&opts)
 		t, err = l.api.CreateTopic(ctx, l.stream, l.topic.Name, uint32(l.partitions), opts)
 		if iggy.IsCode(err, iggy.CodeTopicNameAlreadyExists) { // created concurrently
 			t, err = l.api.GetTopic(ctx, l.stream, l.topic)
@@ -73,8 +81,14 @@ func (l *IggyLog) Ensure(ctx context.Context) error {
 	if int(t.PartitionsCount) != l.partitions {
 		return fmt.Errorf("topic %s/%s has %d partitions, the coordinator log needs %d", l.stream.Name, l.topic.Name, t.PartitionsCount, l.partitions)
 	}
+	l.inForce = durability.Of(t)
 	return nil
 }
+
+// FlushInForce is what the topic's flush options make of an acknowledged commit (after
+// Ensure): a topic created by an older gateway with Iggy's defaults can lose acknowledged
+// commits when Iggy crashes.
+func (l *IggyLog) FlushInForce() durability.InForce { return l.inForce }
 
 // Partitions implements Log.
 func (l *IggyLog) Partitions() int { return l.partitions }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 )
@@ -136,6 +137,19 @@ func TestIggyLogEnsure(t *testing.T) {
 	}
 	if topic.PartitionsCount != DefaultPartitions || topic.MessageExpiry != iggy.Never {
 		t.Fatalf("topic %+v", topic)
+	}
+	// Each acknowledged commit is written before Iggy answers (durability.Write by default).
+	if m, ok := log.FlushInForce().Mode(); !ok || m != durability.Write {
+		t.Fatalf("coordinator log flush %s, want write", log.FlushInForce())
+	}
+	// A log topic created with Iggy's defaults (an older gateway) is reported as such.
+	old := NewIggyLog(client, stream, "old-defaults", DefaultPartitions)
+	old.Flush = durability.IggyDefault
+	if err := old.Ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again := NewIggyLog(client, stream, "old-defaults", DefaultPartitions); again.Ensure(ctx) != nil || again.FlushInForce().WritesEachAck() {
+		t.Fatalf("old-defaults topic reported as %s", again.FlushInForce())
 	}
 	// A topic someone else created with another partition count is refused.
 	other := NewIggyLog(client, stream, "other", DefaultPartitions)

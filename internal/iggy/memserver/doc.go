@@ -12,6 +12,13 @@
 // Everything lives in process memory and is lost when the server stops. Nothing is written to
 // disk, nothing is replicated, and "committed" means "applied to the in-memory state".
 //
+// Crash simulates a crash and restart of a real server: each partition follows its topic's
+// flush options (messages_required_to_save, size_of_messages_required_to_save, enforce_fsync)
+// to track what the real server would have written to its segment files and fsynced, and a
+// crash drops the rest, drops every connection and clamps consumer offsets to the surviving
+// log (see durability.go and docs/DURABILITY.md). The segment-full flush trigger is not
+// modelled (segments are at least 1 MiB, the default byte threshold).
+//
 // Deliberate simplifications, all invisible on the wire for well-behaved clients:
 //   - message expiry and max topic size are validated, stored and reported, but nothing is ever
 //     deleted because of them (a real server deletes only whole sealed 1 GiB segments, which
@@ -22,8 +29,9 @@
 //     request is applied again;
 //   - the heartbeat verifier (StaleClient eviction) is optional and off unless
 //     Config.HeartbeatInterval is set;
-//   - TopicHeader option blocks are sent empty (the fixed expiry, size and compression fields
-//     carry the settings);
+//   - TopicHeader option blocks carry the flush options only (explicit when the topic was
+//     created with them, derived otherwise); the fixed expiry, size and compression fields
+//     carry the other settings;
 //   - GetStats, GetSnapshot, GetClient(s), DescribeOptions and DeleteSegments answer
 //     FeatureUnavailable (5).
 //

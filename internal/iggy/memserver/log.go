@@ -15,6 +15,8 @@ type partition struct {
 	batches   []storedBatch
 	next      uint64 // offset of the next message; also the number of messages appended
 	sizeBytes uint64
+	written   persisted // reached the segment file (survives a process crash)
+	synced    persisted // fsynced (survives a machine crash)
 
 	consumerOffsets map[wire.Identifier]uint64 // consumer kind 1, by consumer id
 	groupOffsets    map[uint32]uint64          // consumer kind 2, by group id
@@ -68,6 +70,7 @@ func (p *partition) purge() {
 	p.batches = nil
 	p.next = 0
 	p.sizeBytes = 0
+	p.written, p.synced = persisted{}, persisted{}
 	clear(p.consumerOffsets)
 	clear(p.groupOffsets)
 }

@@ -49,6 +49,7 @@ func (s *state) sendMessages(sess *session, streamID, topicID wire.Identifier, p
 		return wire.SendConfirmation{}, err
 	}
 	base := p.appendBatch(batch, count, s.nowLocked())
+	p.persistAfterAppend(t.settings.flush)
 	return wire.SendConfirmation{StreamID: st.id, TopicID: t.id, PartitionID: pid, BaseOffset: base}, nil
 }
 

@@ -233,6 +233,8 @@ func createSettings(req wire.CreateTopicRequest, block []byte) (topicSettings, *
 		messageExpiry: req.Options.MessageExpiry,
 		maxTopicSize:  req.Options.MaxTopicSize,
 		segmentSize:   defaultSegmentSize,
+		flush:         resolveFlush(req.Options),
+		explicit:      explicitFlush(req.Options),
 	}
 	if set.messageExpiry == 0 {
 		set.messageExpiry = wire.Never

@@ -43,8 +43,12 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
 	closed bool
-	wg     sync.WaitGroup
-	stop   chan struct{}
+	// crashing refuses new connections while Crash waits for the open ones to end;
+	// connsCond (on mu) is signalled whenever a connection ends.
+	crashing  bool
+	connsCond *sync.Cond
+	wg        sync.WaitGroup
+	stop      chan struct{}
 }
 
 // Start listens on cfg.Addr and serves until Close.
@@ -81,6 +85,7 @@ func Start(cfg Config) (*Server, error) {
 		conns: map[*conn]struct{}{},
 		stop:  make(chan struct{}),
 	}
+	s.connsCond = sync.NewCond(&s.mu)
 	startLog.Info("in-memory Iggy server listening (NOT durable: all data is lost on exit)",
 		"addr", ln.Addr().String(), "protocol", "0.11.0", "tls", cfg.TLS != nil)
 	s.wg.Add(1)
@@ -151,6 +156,11 @@ func (s *Server) acceptLoop() {
 			nc.Close()
 			return
 		}
+		if s.crashing {
+			s.mu.Unlock()
+			nc.Close()
+			continue
+		}
 		s.conns[c] = struct{}{}
 		s.wg.Add(1)
 		s.mu.Unlock()
@@ -159,6 +169,7 @@ func (s *Server) acceptLoop() {
 			c.serve()
 			s.mu.Lock()
 			delete(s.conns, c)
+			s.connsCond.Broadcast()
 			s.mu.Unlock()
 		}()
 	}

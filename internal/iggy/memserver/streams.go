@@ -28,6 +28,8 @@ type topicSettings struct {
 	messageExpiry uint64 // µs; wire.Never = never
 	maxTopicSize  uint64 // bytes; wire.Never = unlimited
 	segmentSize   uint64 // bytes; bounds max_topic_size from below
+	flush         flushRules
+	explicit      wire.TopicOptions // the flush options given at creation
 }
 
 // streamView, topicView and partitionView are snapshots taken under the lock for encoding.
@@ -125,6 +127,8 @@ func (t *topic) view(withPartitions bool) topicView {
 			MessageExpiry:   t.settings.messageExpiry,
 			MaxTopicSize:    t.settings.maxTopicSize,
 			Compression:     t.settings.compression,
+			Options:         t.settings.explicit,
+			DerivedOptions:  derivedFlush(t.settings.explicit, t.settings.flush),
 		},
 	}
 	for _, p := range t.partitions {

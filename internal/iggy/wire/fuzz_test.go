@@ -148,6 +148,7 @@ func FuzzVerifyBatch(f *testing.F) {
 func FuzzParseHeaders(f *testing.F) {
 	f.Add(AppendHeader(AppendHeader(nil, HeaderString, []byte("k"), HeaderRaw, []byte("v")), HeaderRaw, []byte{0}, HeaderUint8, []byte{1}))
 	f.Add(AppendTopicOptions(nil, TopicOptions{Compression: "gzip", MessageExpiry: 1}))
+	f.Add(AppendTopicOptions(nil, TopicOptions{EnforceFsync: new(bool), MessagesRequiredToSave: 1, SizeOfMessagesRequiredToSave: 1 << 20}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var rebuilt []byte
 		err := ParseHeaders(b, func(kk uint8, k []byte, vk uint8, v []byte) bool {
@@ -157,7 +158,11 @@ func FuzzParseHeaders(f *testing.F) {
 		if err == nil && !bytes.Equal(rebuilt, b) {
 			t.Fatalf("re-encoded block differs:\n% x\n% x", rebuilt, b)
 		}
-		_, _ = DecodeTopicOptions(b, true)
+		o, err := DecodeTopicOptions(b, true)
+		// What a create accepts, a TopicHeader reports the same way.
+		if r := DecodeReportedTopicOptions(b); err == nil && !sameOptions(r, o) {
+			t.Fatalf("reported options %+v differ from decoded %+v", r, o)
+		}
 	})
 }
 
@@ -205,4 +210,13 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		_ = decoders[int(b[0])%len(decoders)](b[1:])
 	})
+}
+
+// sameOptions compares options by value (EnforceFsync by what it points to).
+func sameOptions(a, b TopicOptions) bool {
+	if (a.EnforceFsync == nil) != (b.EnforceFsync == nil) || (a.EnforceFsync != nil && *a.EnforceFsync != *b.EnforceFsync) {
+		return false
+	}
+	a.EnforceFsync, b.EnforceFsync = nil, nil
+	return a == b
 }

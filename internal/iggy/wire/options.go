@@ -55,8 +55,31 @@ func AppendTopicOptions(dst []byte, o TopicOptions) []byte {
 		binary.LittleEndian.PutUint64(v[:], o.MaxTopicSize)
 		dst = AppendOption(dst, OptionMaxTopicSize, HeaderUint64, v[:])
 	}
+	if o.EnforceFsync != nil {
+		b := byte(0)
+		if *o.EnforceFsync {
+			b = 1
+		}
+		dst = AppendOption(dst, OptionEnforceFsync, HeaderBool, []byte{b})
+	}
+	if o.MessagesRequiredToSave != 0 {
+		binary.LittleEndian.PutUint32(v[:4], o.MessagesRequiredToSave)
+		dst = AppendOption(dst, OptionMessagesRequiredToSave, HeaderUint32, v[:4])
+	}
+	if o.SizeOfMessagesRequiredToSave != 0 {
+		binary.LittleEndian.PutUint64(v[:], o.SizeOfMessagesRequiredToSave)
+		dst = AppendOption(dst, OptionSizeOfMessagesRequiredToSave, HeaderUint64, v[:])
+	}
 	return dst
 }
+
+// Ceilings of the flush thresholds (core/common/src/types/options/mod.rs,
+// MAX_MESSAGES_REQUIRED_TO_SAVE and MAX_SIZE_OF_MESSAGES_REQUIRED_TO_SAVE): a threshold a
+// segment can never reach would keep every message in memory until the segment rotates.
+const (
+	MaxMessagesRequiredToSave       = 16 << 20
+	MaxSizeOfMessagesRequiredToSave = 1 << 30
+)
 
 // ParseOptions validates an options block (size, entry count, UTF-8 string keys, no duplicate
 // keys) and then calls fn for each option, stopping at the first error fn returns.
@@ -106,56 +129,87 @@ func ParseOptions(block []byte, fn func(key string, valueKind uint8, value []byt
 // DecodeTopicOptions decodes the options block of CreateTopic (create = true) or UpdateTopic.
 // Unknown keys are rejected with 4041 and bad values with 4042, as the server does: the 0.9
 // server refuses the "durability" and "consumer_offset_durability" keys that the official
-// Python SDK 0.9.0 sends on every CreateTopic. The
-// create-only tuning keys are validated and otherwise ignored: they tune storage the codec's
-// users do not model. Expiry and size accept the Uint64 kind and the strings "none",
-// "unlimited" and "server_default"; human durations such as "7 days" are rejected.
+// Python SDK 0.9.0 sends on every CreateTopic. Segment size and preallocation are validated and
+// otherwise ignored: they tune storage the codec's users do not model. Expiry and size accept
+// the Uint64 kind and the strings "none", "unlimited" and "server_default"; human durations such
+// as "7 days" are rejected.
 func DecodeTopicOptions(block []byte, create bool) (TopicOptions, error) {
 	var o TopicOptions
 	err := ParseOptions(block, func(key string, kind uint8, v []byte) error {
-		bad := func() error { return formatErr(codeInvalidOptionValue, "invalid value for option %q", key) }
-		switch key {
-		case OptionCompression:
-			s := string(v)
-			if kind != HeaderString || (s != "none" && s != "gzip") {
-				return bad()
-			}
-			o.Compression = s
-			return nil
-		case OptionMessageExpiry, OptionMaxTopicSize:
-			n, ok := optionU64(kind, v)
-			if !ok {
-				return bad()
-			}
-			if key == OptionMessageExpiry {
-				o.MessageExpiry = n
-			} else {
-				o.MaxTopicSize = n
-			}
-			return nil
-		}
-		if !create {
-			return formatErr(codeUnsupportedOptionKey, "option %q cannot be updated", key)
-		}
-		switch key {
-		case OptionSegmentSize, OptionSizeOfMessagesRequiredToSave:
-			if kind != HeaderUint64 || len(v) != 8 {
-				return bad()
-			}
-		case OptionMessagesRequiredToSave:
-			if kind != HeaderUint32 || len(v) != 4 || binary.LittleEndian.Uint32(v) == 0 {
-				return bad()
-			}
-		case OptionEnforceFsync, OptionPreallocateSegments:
-			if kind != HeaderBool || len(v) != 1 || v[0] > 1 {
-				return bad()
-			}
-		default:
-			return formatErr(codeUnsupportedOptionKey, "unsupported option %q", truncateKey(key))
-		}
-		return nil
+		return o.absorb(key, kind, v, create)
 	})
 	return o, err
+}
+
+// DecodeReportedTopicOptions decodes an options block of a TopicHeader (explicit or derived),
+// skipping entries it cannot interpret, as the server reads a committed block
+// (TopicCreateOptions::parse_committed): a key a newer server adds must not hide the others.
+func DecodeReportedTopicOptions(block []byte) TopicOptions {
+	var o TopicOptions
+	_ = ParseOptions(block, func(key string, kind uint8, v []byte) error {
+		_ = o.absorb(key, kind, v, true)
+		return nil
+	})
+	return o
+}
+
+// absorb sets the option key to v, leaving o unchanged when the key or value is refused.
+func (o *TopicOptions) absorb(key string, kind uint8, v []byte, create bool) error {
+	bad := func() error { return formatErr(codeInvalidOptionValue, "invalid value for option %q", key) }
+	switch key {
+	case OptionCompression:
+		s := string(v)
+		if kind != HeaderString || (s != "none" && s != "gzip") {
+			return bad()
+		}
+		o.Compression = s
+		return nil
+	case OptionMessageExpiry, OptionMaxTopicSize:
+		n, ok := optionU64(kind, v)
+		if !ok {
+			return bad()
+		}
+		if key == OptionMessageExpiry {
+			o.MessageExpiry = n
+		} else {
+			o.MaxTopicSize = n
+		}
+		return nil
+	}
+	if !create {
+		return formatErr(codeUnsupportedOptionKey, "option %q cannot be updated", key)
+	}
+	switch key {
+	case OptionSegmentSize:
+		if kind != HeaderUint64 || len(v) != 8 {
+			return bad()
+		}
+	case OptionSizeOfMessagesRequiredToSave:
+		if kind != HeaderUint64 || len(v) != 8 || binary.LittleEndian.Uint64(v) > MaxSizeOfMessagesRequiredToSave {
+			return bad()
+		}
+		o.SizeOfMessagesRequiredToSave = binary.LittleEndian.Uint64(v)
+	case OptionMessagesRequiredToSave:
+		if kind != HeaderUint32 || len(v) != 4 {
+			return bad()
+		}
+		n := binary.LittleEndian.Uint32(v)
+		if n == 0 || n > MaxMessagesRequiredToSave {
+			return bad()
+		}
+		o.MessagesRequiredToSave = n
+	case OptionEnforceFsync, OptionPreallocateSegments:
+		if kind != HeaderBool || len(v) != 1 || v[0] > 1 {
+			return bad()
+		}
+		if key == OptionEnforceFsync {
+			on := v[0] == 1
+			o.EnforceFsync = &on
+		}
+	default:
+		return formatErr(codeUnsupportedOptionKey, "unsupported option %q", truncateKey(key))
+	}
+	return nil
 }
 
 func optionU64(kind uint8, v []byte) (uint64, bool) {

@@ -312,3 +312,48 @@ func TestEvictionCode(t *testing.T) {
 		}
 	}
 }
+
+func TestFlushOptions(t *testing.T) {
+	on := true
+	o := TopicOptions{EnforceFsync: &on, MessagesRequiredToSave: 1, SizeOfMessagesRequiredToSave: 4096}
+	block := AppendTopicOptions(nil, o)
+	want := cat(
+		[]byte{2}, u32(13), []byte("enforce_fsync"), []byte{3}, u32(1), []byte{1},
+		[]byte{2}, u32(25), []byte("messages_required_to_save"), []byte{11}, u32(4), u32(1),
+		[]byte{2}, u32(33), []byte("size_of_messages_required_to_save"), []byte{12}, u32(8), u64(4096),
+	)
+	checkBytes(t, "flush options", block, want)
+	got, err := DecodeTopicOptions(block, true)
+	if err != nil || *got.EnforceFsync != true || got.MessagesRequiredToSave != 1 || got.SizeOfMessagesRequiredToSave != 4096 {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	for name, block := range map[string][]byte{
+		"zero messages":      AppendOption(nil, OptionMessagesRequiredToSave, HeaderUint32, u32(0)),
+		"too many messages":  AppendOption(nil, OptionMessagesRequiredToSave, HeaderUint32, u32(MaxMessagesRequiredToSave+1)),
+		"too many bytes":     AppendOption(nil, OptionSizeOfMessagesRequiredToSave, HeaderUint64, u64(MaxSizeOfMessagesRequiredToSave+1)),
+		"fsync not a bool":   AppendOption(nil, OptionEnforceFsync, HeaderUint8, []byte{1}),
+		"messages as uint64": AppendOption(nil, OptionMessagesRequiredToSave, HeaderUint64, u64(1)),
+	} {
+		if _, err := DecodeTopicOptions(block, true); CodeOf(err) != codeInvalidOptionValue {
+			t.Errorf("%s: err %v, want code %d", name, err, codeInvalidOptionValue)
+		}
+	}
+
+	// A TopicHeader reports the explicit and derived blocks; an entry the decoder does not
+	// know is skipped without hiding the others.
+	off := false
+	topic := Topic{ID: 1, Name: "t", Options: TopicOptions{MessagesRequiredToSave: 1},
+		DerivedOptions: TopicOptions{EnforceFsync: &off, MessagesRequiredToSave: 1024, SizeOfMessagesRequiredToSave: 1 << 20}}
+	dec, err := DecodeTopicDetails(AppendTopicDetails(nil, &topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := dec.InForce()
+	if f.MessagesRequiredToSave != 1 || f.EnforceFsync == nil || *f.EnforceFsync || f.SizeOfMessagesRequiredToSave != 1<<20 {
+		t.Fatalf("in force %+v", f)
+	}
+	newer := cat(AppendOption(nil, "some_future_key", HeaderUint8, []byte{1}), AppendOption(nil, OptionMessagesRequiredToSave, HeaderUint32, u32(7)))
+	if r := DecodeReportedTopicOptions(newer); r.MessagesRequiredToSave != 7 {
+		t.Fatalf("reported options with an unknown key: %+v", r)
+	}
+}

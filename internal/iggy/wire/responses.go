@@ -90,7 +90,8 @@ func DecodeStreams(b []byte) ([]Stream, error) {
 	return out, r.Err()
 }
 
-// AppendTopicHeader appends a TopicHeader (with empty options blocks).
+// AppendTopicHeader appends a TopicHeader; its options blocks carry t.Options and
+// t.DerivedOptions.
 func AppendTopicHeader(dst []byte, t *Topic) []byte {
 	dst = le.AppendUint32(dst, t.ID)
 	dst = le.AppendUint64(dst, t.CreatedAt)
@@ -101,8 +102,16 @@ func AppendTopicHeader(dst []byte, t *Topic) []byte {
 	dst = le.AppendUint64(dst, t.SizeBytes)
 	dst = le.AppendUint64(dst, t.MessagesCount)
 	dst = AppendName(dst, t.Name)
-	dst = le.AppendUint32(dst, 0)  // explicit options
-	return le.AppendUint32(dst, 0) // derived options
+	dst = appendLongOptions(dst, t.Options)
+	return appendLongOptions(dst, t.DerivedOptions)
+}
+
+// appendLongOptions appends [len:u32][options block].
+func appendLongOptions(dst []byte, o TopicOptions) []byte {
+	at := len(dst)
+	dst = AppendTopicOptions(le.AppendUint32(dst, 0), o)
+	le.PutUint32(dst[at:], uint32(len(dst)-at-4))
+	return dst
 }
 
 func (r *Reader) topicHeader() Topic {
@@ -117,8 +126,8 @@ func (r *Reader) topicHeader() Topic {
 		MessagesCount:   r.U64("topic messages"),
 		Name:            r.Name("topic name"),
 	}
-	r.LongBytes("topic options")
-	r.LongBytes("topic derived options")
+	t.Options = DecodeReportedTopicOptions(r.LongBytes("topic options"))
+	t.DerivedOptions = DecodeReportedTopicOptions(r.LongBytes("topic derived options"))
 	return t
 }
 

@@ -45,6 +45,36 @@ type Topic struct {
 	SizeBytes       uint64
 	MessagesCount   uint64
 	Partitions      []Partition // filled by GetTopic and CreateTopic
+	// Options are the options the topic was created (or updated) with, and DerivedOptions
+	// the values the server resolved for the options that were not given: the explicit and
+	// derived blocks of the TopicHeader. A 0.9 server reports every create-only option in one
+	// of the two; InForce merges them.
+	Options, DerivedOptions TopicOptions
+}
+
+// InForce returns the topic's options in force: the explicit ones over the derived ones.
+func (t *Topic) InForce() TopicOptions {
+	o := t.DerivedOptions
+	e := t.Options
+	if e.Compression != "" {
+		o.Compression = e.Compression
+	}
+	if e.MessageExpiry != 0 {
+		o.MessageExpiry = e.MessageExpiry
+	}
+	if e.MaxTopicSize != 0 {
+		o.MaxTopicSize = e.MaxTopicSize
+	}
+	if e.EnforceFsync != nil {
+		o.EnforceFsync = e.EnforceFsync
+	}
+	if e.MessagesRequiredToSave != 0 {
+		o.MessagesRequiredToSave = e.MessagesRequiredToSave
+	}
+	if e.SizeOfMessagesRequiredToSave != 0 {
+		o.SizeOfMessagesRequiredToSave = e.SizeOfMessagesRequiredToSave
+	}
+	return o
 }
 
 // Partition is a partition as Iggy reports it. CurrentOffset is the offset of the last message
@@ -72,6 +102,14 @@ type TopicOptions struct {
 	MessageExpiry uint64 // µs; Never = never expire
 	MaxTopicSize  uint64 // bytes; Never = unlimited
 	Compression   string // "none" or "gzip"; empty = default/unchanged
+
+	// The flush settings below are create-only. A partition keeps appended messages in
+	// process memory until MessagesRequiredToSave messages or SizeOfMessagesRequiredToSave
+	// bytes are unsaved, then writes them to its segment file (fsyncing when EnforceFsync);
+	// see docs/DURABILITY.md.
+	EnforceFsync                 *bool  // nil = server default (false)
+	MessagesRequiredToSave       uint32 // 0 = server default (1024)
+	SizeOfMessagesRequiredToSave uint64 // bytes; 0 = server default (1 MiB)
 }
 
 // Message is a message to send. Headers is an encoded user-headers block (see
