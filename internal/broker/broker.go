@@ -49,6 +49,7 @@ type Broker struct {
 	topics    *topicmap.Cache
 	producers *producers.Allocator
 	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
+	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
 	groups    groupState
 
@@ -93,6 +94,7 @@ func New(opts Options) (*Broker, error) {
 		log:       log,
 		clusterID: opts.ClusterID,
 		producers: alloc,
+		idem:      newProducerStates(cfg.IdempotentProducers, cfg.ProducerExpiry, cfg.ProducerRebuildMessages),
 		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
