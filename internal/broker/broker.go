@@ -53,6 +53,7 @@ type Broker struct {
 	producers *producers.Allocator
 	authn     *auth.Authenticator
 	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
+	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
 	groups    groupState
 
@@ -98,6 +99,7 @@ func New(opts Options) (*Broker, error) {
 		clusterID: opts.ClusterID,
 		producers: alloc,
 		authn:     opts.Authenticator,
+		idem:      newProducerStates(cfg.IdempotentProducers, cfg.ProducerExpiry, cfg.ProducerRebuildMessages),
 		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),

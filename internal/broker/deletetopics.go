@@ -78,6 +78,7 @@ func (b *Broker) deleteOneTopic(ctx context.Context, cc *listener.ConnContext, n
 		return b.logAdminError(cc, "delete topic", name, err)
 	}
 	b.data.dropTopic(t)
+	b.idem.dropTopic(t)
 	b.log.Info("deleted topic", "conn", cc.ID, "topic", name, "iggy_stream", t.Stream, "iggy_topic", t.Topic)
 	return nil
 }

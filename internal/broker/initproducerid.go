@@ -23,7 +23,9 @@ func init() {
 
 // initProducerID allocates a fresh producer id with epoch 0, as Kafka does for every
 // non-transactional request (an existing id and epoch in the request are not bumped: Kafka
-// only does that for transactional producers). Transactions are not supported: a
+// only does that for transactional producers; an idempotent producer bumps its epoch itself,
+// KIP-360, and Produce accepts the bump at sequence 0, docs/IDEMPOTENCE.md §1). Ids are unique
+// across gateways and restarts (internal/producers, ids.go). Transactions are not supported: a
 // transactional id gets UNSUPPORTED_VERSION, which Java treats as fatal (transactional clients
 // normally stop earlier, at FindCoordinator). Works without the bridge: nothing is stored.
 func (b *Broker) initProducerID(_ context.Context, cc *listener.ConnContext, req *kmsg.InitProducerIDRequest) (kmsg.Response, error) {

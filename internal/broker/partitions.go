@@ -10,6 +10,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -77,17 +78,23 @@ type dataPlane struct {
 // laneKey names a lane: writes to one partition that must reach it in the order they were
 // queued. laneOf decides which writes share a lane.
 type laneKey struct {
-	conn uint64
-	part partKey
+	conn     uint64
+	producer int64 // -1 for a lane of a connection
+	part     partKey
 }
 
 // laneOf is the lane of a write of connection cc to partition k: the connection's writes to
 // the partition, kept in request order (the listener starts Produce requests in order).
-// Writes of different connections are not ordered with each other, as in Kafka. This is the
-// one place that decides it: idempotent producers would be ordered per producer id and
-// partition instead, whatever connection carries them.
-func laneOf(cc *listener.ConnContext, k partKey) laneKey {
-	return laneKey{conn: cc.ID, part: k}
+// Writes of different connections are not ordered with each other, as in Kafka. An idempotent
+// batch (prod not nil) goes on its producer's lane of the partition instead, whatever
+// connection carries it: a retry on a new connection, or pipelined requests, are then checked
+// in the order the producer sent them (docs/IDEMPOTENCE.md §2). This is the one place that
+// decides it.
+func laneOf(cc *listener.ConnContext, k partKey, prod *producers.Batch) laneKey {
+	if prod != nil {
+		return laneKey{producer: prod.ProducerID, part: k}
+	}
+	return laneKey{conn: cc.ID, producer: -1, part: k}
 }
 
 // sendTurn is one send's place on its lane: the sends on a lane are made one after the other,

@@ -14,6 +14,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -47,6 +48,8 @@ type producePart struct {
 	kafka string // topic name, for cache invalidation and logs
 	batch *iggy.Batch
 	turn  *sendTurn // its place on its lane (laneOf)
+	// producer is the batch's producer when it is checked as idempotent (docs/IDEMPOTENCE.md).
+	producer *producers.Batch
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
@@ -113,7 +116,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 	}
 	ready := b.convertProduce(ctx, timeout, cc, req, resp)
 	for i := range ready {
-		ready[i].turn = b.data.queueSend(laneOf(cc, ready[i].key))
+		ready[i].turn = b.data.queueSend(laneOf(cc, ready[i].key, ready[i].producer))
 	}
 	listener.Started(ctx)
 	b.sendAll(ctx, timeout, cc, ready)
@@ -152,14 +155,14 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 				out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue
 			}
-			batch, err := conv.convert(req.Version, rt.Partitions[j].Records, budget)
+			batch, producer, err := conv.convert(req.Version, rt.Partitions[j].Records, budget, b.idem.enabled)
 			if err != nil {
 				out.ErrorCode = produceRefusalCode(err)
 				b.log.Info("produce: partition refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", rt.Topic,
 					"partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
 				continue
 			}
-			ready = append(ready, producePart{out: out, key: partKey{Target: target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch})
+			ready = append(ready, producePart{out: out, key: partKey{Target: target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer})
 		}
 	}
 	release()
@@ -235,8 +238,23 @@ func (b *Broker) sendInTurn(ctx context.Context, timeout time.Duration, cc *list
 func (b *Broker) send(ctx context.Context, timeout time.Duration, cc *listener.ConnContext, p *producePart) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer func() {
+		if p.batch != nil {
+			putBatch(p.batch)
+			p.batch = nil
+		}
+	}()
+	if p.producer != nil {
+		b.sendIdempotent(ctx, cc, p)
+		return
+	}
+	b.write(ctx, b.storage(cc), cc, p) // fills in the answer
+}
+
+// write sends p's batch to Iggy and fills in its answer: the base offset, or the error code.
+func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext, p *producePart) (base int64, err error) {
 	n, size := p.batch.Len(), p.batch.Size()
-	conf, err := b.storage(cc).SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
+	conf, err := s.SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
 	putBatch(p.batch)
 	p.batch = nil
 	if err != nil {
@@ -246,10 +264,11 @@ func (b *Broker) send(ctx context.Context, timeout time.Duration, cc *listener.C
 		}
 		b.log.Warn("produce: send to Iggy failed", "conn", cc.ID, "client_id", cc.ClientID(), "topic", p.kafka,
 			"partition", p.key.Partition, "kafka_error", p.out.ErrorCode, "maybe_written", iggy.MaybeApplied(err), "err", err)
-		return
+		return -1, err
 	}
 	p.out.BaseOffset = int64(conf.BaseOffset)
 	b.data.part(p.key).advance(conf.BaseOffset+uint64(n), size, n)
+	return p.out.BaseOffset, nil
 }
 
 // errRefused carries a Kafka code decided by the gateway's own rules rather than by a decoder.
@@ -287,25 +306,27 @@ func putBatch(b *iggy.Batch) {
 }
 
 // convert validates and decodes the batches of one partition and maps their records into a
-// new Iggy batch (to be released with putBatch). Nothing is written on error.
-func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget) (*iggy.Batch, error) {
+// new Iggy batch (to be released with putBatch). With idempotent, a batch with a producer id
+// is returned as the producer to check, and its first message carries the producer headers.
+// Nothing is written on error.
+func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget, idempotent bool) (*iggy.Batch, *producers.Batch, error) {
 	defer c.release()
 	var err error
 	c.batches, err = kbatch.Split(c.batches[:0], data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(c.batches) == 0 {
-		return nil, fmt.Errorf("%w: no record batch", kbatch.ErrInvalidRecord)
+		return nil, nil, fmt.Errorf("%w: no record batch", kbatch.ErrInvalidRecord)
 	}
 	records, hint := 0, 0
 	for i := range c.batches {
 		h := &c.batches[i].Header
 		switch {
 		case h.Transactional() || h.Control():
-			return nil, &errRefused{code: kerr.UnsupportedVersion.Code, msg: "transactional and control batches are not supported"}
+			return nil, nil, &errRefused{code: kerr.UnsupportedVersion.Code, msg: "transactional and control batches are not supported"}
 		case h.Codec() == kbatch.CodecZstd && version < 7:
-			return nil, &errRefused{code: kerr.UnsupportedCompressionType.Code, msg: "zstd needs Produce v7 or later"}
+			return nil, nil, &errRefused{code: kerr.UnsupportedCompressionType.Code, msg: "zstd needs Produce v7 or later"}
 		}
 		records += int(h.NumRecords)
 		hint += len(c.batches[i].Raw)
@@ -313,11 +334,15 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget) (
 			hint += sizeHintFactor * len(c.batches[i].Raw)
 		}
 	}
+	prod, err := c.producer(idempotent)
+	if err != nil {
+		return nil, nil, err
+	}
 	var w mapping.Window
 	for i := range c.batches {
 		recs, err := c.batches[i].Decode(budget)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		c.records = append(c.records, recs)
 		w = w.Join(mapping.WindowOf(&c.records[len(c.records)-1]))
@@ -328,7 +353,12 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget) (
 	var rec kbatch.Record
 	for i := range c.records {
 		for it := c.records[i].Iter(); it.Next(&rec); {
-			m, err := c.enc.Append(&rec, w)
+			var m mapping.Message
+			if prod != nil && out.Len() == 0 {
+				m, err = c.enc.AppendFirst(&rec, w, mapping.Producer{ID: prod.ProducerID, Epoch: prod.Epoch, BaseSequence: prod.FirstSeq, Records: prod.Records})
+			} else {
+				m, err = c.enc.Append(&rec, w)
+			}
 			if err == nil {
 				err = out.Add(m.OriginTimestamp, m.Payload, m.Headers)
 			}
@@ -341,11 +371,33 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget) (
 				if !errors.Is(err, mapping.ErrTooLarge) {
 					err = fmt.Errorf("%w: %v", kbatch.ErrInvalidRecord, err)
 				}
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return out, nil
+	if prod != nil && out.Len() != int(prod.Records) {
+		putBatch(out)
+		return nil, nil, fmt.Errorf("%w: batch header counts %d records, it holds %d", kbatch.ErrInvalidRecord, prod.Records, out.Len())
+	}
+	return out, prod, nil
+}
+
+// producer returns the producer of the split batches when they are idempotent: a producer id
+// with Produce v3+ comes as exactly one batch, as Kafka's ProduceRequest.validateRecords
+// requires (docs/IDEMPOTENCE.md). Its sequence and epoch are checked at its turn.
+func (c *converter) producer(idempotent bool) (*producers.Batch, error) {
+	if !idempotent {
+		return nil, nil
+	}
+	h := &c.batches[0].Header
+	p, ok := mapping.ProducerOf(h)
+	if !ok {
+		return nil, nil
+	}
+	if len(c.batches) != 1 {
+		return nil, fmt.Errorf("%w: an idempotent produce carries %d record batches for one partition, not one", kbatch.ErrInvalidRecord, len(c.batches))
+	}
+	return &producers.Batch{ProducerID: p.ID, Epoch: p.Epoch, FirstSeq: p.BaseSequence, Records: p.Records}, nil
 }
 
 func (c *converter) release() {

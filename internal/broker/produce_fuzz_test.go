@@ -26,7 +26,7 @@ func FuzzProduceConvert(f *testing.F) {
 	f.Fuzz(func(t *testing.T, version int16, records []byte) {
 		var c converter
 		b := kbatch.NewBudget(budget)
-		batch, err := c.convert(version, records, b)
+		batch, _, err := c.convert(version, records, b, true)
 		if err != nil {
 			if batch != nil {
 				t.Fatal("a refused partition returned a batch")

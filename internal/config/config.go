@@ -50,7 +50,10 @@ type Config struct {
 	TopicFlush          string
 	IdempotentProducers bool
 	ProducerExpiry      time.Duration
-	CoordinatorLog      string // "auto", "true" or "false"
+	// ProducerRebuildMessages is how many of a partition's last messages are read to rebuild
+	// its producer state before its first idempotent write (docs/IDEMPOTENCE.md §4).
+	ProducerRebuildMessages int
+	CoordinatorLog          string // "auto", "true" or "false"
 	// CoordinatorLogRecovery is "fallback", "fail" or "skip" (docs/COORDINATOR-LOG.md §5).
 	CoordinatorLogRecovery string
 	MetricsAddr            string

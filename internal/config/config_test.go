@@ -48,6 +48,8 @@ func TestDefaults(t *testing.T) {
 		{"drain", c.Limits.ShutdownDrainTimeout, 25 * time.Second},
 		{"auths", c.Limits.MaxConcurrentAuthentications, 4},
 		{"producer expiry", c.ProducerExpiry, 24 * time.Hour},
+		{"idempotent producers", c.IdempotentProducers, true},
+		{"producer rebuild messages", c.ProducerRebuildMessages, 10000},
 		{"coordinator log", c.CoordinatorLog, "auto"},
 		{"coordinator log recovery", c.CoordinatorLogRecovery, "fallback"},
 		{"log format", c.LogFormat, "text"},
@@ -189,7 +191,6 @@ func TestCrossFieldRules(t *testing.T) {
 func TestUnsupportedFeaturesStopStartup(t *testing.T) {
 	for _, env := range []string{
 		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
-		"IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true",
 		"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=false",
 	} {
 		_, err := load(t, nil, env)

@@ -44,7 +44,6 @@ func (c *Config) refuseUnsupported(explicit map[string]bool) error {
 		feature string
 	}{
 		{"BROKERS", c.Brokers != "", "several gateways (BROKERS)"},
-		{"IDEMPOTENT_PRODUCERS", c.IdempotentProducers, "idempotent producer deduplication"},
 		// With the bridge, committed offsets are always kept in the coordinator log: there is
 		// no other place that round-trips them, so "false" cannot be honoured.
 		{"COORDINATOR_LOG_ENABLED", c.CoordinatorLog == "false", "keeping committed offsets without the coordinator log"},

@@ -25,9 +25,9 @@ import (
 
 // Fault scenarios (TESTING.md layer 6): Iggy connections dropped mid-request, Iggy restarted,
 // the gateway killed with SIGKILL and restarted, clients disconnecting with a request parked.
-// Nothing acknowledged is lost (duplicates are allowed: Kafka producers retry what may have
-// landed, at-least-once), nothing hangs (every wait is bounded), and clients recover by
-// themselves (no reconnect or restart by the test).
+// Nothing acknowledged is lost, nothing produced by an idempotent producer is stored twice or
+// out of order (docs/IDEMPOTENCE.md), nothing hangs (every wait is bounded), and clients
+// recover by themselves (no reconnect or restart by the test).
 
 // TestFaults runs the fault scenarios with franz-go clients and raw Kafka connections.
 func TestFaults(t *testing.T) {
@@ -106,18 +106,27 @@ func (b *iggyBackend) restartMem(t *testing.T, down func()) {
 type ackLog struct {
 	mu       sync.Mutex
 	produced map[string]*kgo.Record // by value
+	rank     map[string]int         // by value: the order of production
 	acked    []*kgo.Record          // in acknowledgement order
 	failed   map[string]error       // by value
 }
 
 func newAckLog() *ackLog {
-	return &ackLog{produced: map[string]*kgo.Record{}, failed: map[string]error{}}
+	return &ackLog{produced: map[string]*kgo.Record{}, rank: map[string]int{}, failed: map[string]error{}}
 }
 
 func (l *ackLog) add(r *kgo.Record) {
 	l.mu.Lock()
 	l.produced[string(r.Value)] = r
+	l.rank[string(r.Value)] = len(l.rank)
 	l.mu.Unlock()
+}
+
+// rankOf is the place of value in production order.
+func (l *ackLog) rankOf(value string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rank[value]
 }
 
 // promise is the Produce callback.
@@ -219,7 +228,8 @@ func readBack(t *testing.T, ctx context.Context, env *Env, topic string) map[par
 // checkStored fails t for each acknowledged record that is not stored exactly as sent (key,
 // value, headers, timestamp) at the partition and offset its acknowledgement gave, and for each
 // stored record that is not a copy of a produced one. It returns how many stored records are
-// extra copies (allowed: a producer retries what may have landed).
+// extra copies (a retry of what may have landed, written again: none with an idempotent
+// producer).
 func (l *ackLog) checkStored(t *testing.T, stored map[partOffset]*kgo.Record) (duplicates int) {
 	t.Helper()
 	l.mu.Lock()
@@ -261,6 +271,31 @@ func (l *ackLog) checkStored(t *testing.T, stored map[partOffset]*kgo.Record) (d
 	return duplicates
 }
 
+// checkExactlyOnceInOrder fails t unless every record is stored once and each partition holds
+// its records in the order they were produced (rank: a value's place in production order).
+func checkExactlyOnceInOrder(t *testing.T, stored map[partOffset]*kgo.Record, duplicates int, rank func(value string) int) {
+	t.Helper()
+	if duplicates != 0 {
+		t.Errorf("%d duplicates stored by an idempotent producer", duplicates)
+	}
+	byPart := map[int32][]partOffset{}
+	for po := range stored {
+		byPart[po.partition] = append(byPart[po.partition], po)
+	}
+	for p, pos := range byPart {
+		slices.SortFunc(pos, func(a, b partOffset) int { return int(a.offset - b.offset) })
+		prev := ""
+		for _, po := range pos {
+			v := string(stored[po].Value)
+			if prev != "" && rank(v) <= rank(prev) {
+				t.Errorf("partition %d: %s at offset %d follows %s: out of order", p, v, po.offset, prev)
+				break
+			}
+			prev = v
+		}
+	}
+}
+
 // gatewayLogLines counts the lines containing substr the gateway printed since mark.
 func (e *Env) gatewayLogLines(mark int64, substr string) int {
 	return strings.Count(e.gateway.Output.Since(mark), substr)
@@ -268,8 +303,9 @@ func (e *Env) gatewayLogLines(mark int64, substr string) int {
 
 // faultIggyDropDuringProduce: an idempotent franz-go producer (acks=all, retries on) writes
 // numbered records while every Iggy connection of the gateway is dropped five times. Every
-// record is acknowledged without the test doing anything, and every acknowledged record is
-// stored exactly as sent where its acknowledgement said.
+// record is acknowledged without the test doing anything, every acknowledged record is
+// stored exactly as sent where its acknowledgement said, and none is stored twice or out of
+// order: the gateway reads back the sends the drops made uncertain.
 func faultIggyDropDuringProduce(t *testing.T, _ *Env) {
 	env := startMemIggyEnv(t)
 	topic := env.CreateTopic(t, 3)
@@ -297,9 +333,11 @@ func faultIggyDropDuringProduce(t *testing.T, _ *Env) {
 	if got := log.acks(); got != n {
 		t.Errorf("%d of %d records acknowledged", got, n)
 	}
-	dups := log.checkStored(t, readBack(t, ctx, env, topic))
-	t.Logf("%d records acknowledged (%d of them before the last drop); the drops failed %d Iggy sends that may have landed (REQUEST_TIMED_OUT, retried by the producer); %d duplicates stored (at-least-once)",
-		log.acks(), ackedDuringDrops, env.gatewayLogLines(mark, "maybe_written=true"), dups)
+	stored := readBack(t, ctx, env, topic)
+	dups := log.checkStored(t, stored)
+	checkExactlyOnceInOrder(t, stored, dups, log.rankOf)
+	t.Logf("%d records acknowledged (%d of them before the last drop); the drops made %d Iggy sends uncertain (read back before answering); none stored twice",
+		log.acks(), ackedDuringDrops, env.gatewayLogLines(mark, "maybe_written=true"))
 }
 
 // faultIggyDropDuringConsume: a franz-go group member reads a backlog in small fetches while
@@ -402,7 +440,8 @@ func faultIggyDropDuringConsume(t *testing.T, _ *Env) {
 // faultGatewayKilled: a group member commits offsets; an idempotent franz-go producer writes
 // numbered records; the gateway is killed with SIGKILL mid-stream and started again on the
 // same port. The producer carries on by itself and every record is acknowledged; every record
-// acknowledged (before the kill or after) is stored as sent; the committed offsets survive.
+// acknowledged (before the kill or after) is stored as sent, once, in order; the committed
+// offsets survive.
 func faultGatewayKilled(t *testing.T, _ *Env) {
 	env := startRestartableEnv(t)
 	topic := env.CreateTopic(t, 2)
@@ -451,6 +490,7 @@ func faultGatewayKilled(t *testing.T, _ *Env) {
 		}
 	}
 	dups := log.checkStored(t, stored)
+	checkExactlyOnceInOrder(t, stored, dups, log.rankOf)
 
 	offsets, err := env.Admin(t).FetchOffsets(ctx, group)
 	if err != nil || offsets.Error() != nil {
@@ -461,8 +501,8 @@ func faultGatewayKilled(t *testing.T, _ *Env) {
 			t.Errorf("committed offset of partition %d after the kill: %+v, want %d", p, o.Offset, want)
 		}
 	}
-	t.Logf("%d records acknowledged before the kill, %d in all; %d duplicates stored (at-least-once); committed offsets %v kept",
-		len(beforeKill), log.acks(), dups, committed)
+	t.Logf("%d records acknowledged before the kill, %d in all; none stored twice (the restarted gateway rebuilt the producer state); committed offsets %v kept",
+		len(beforeKill), log.acks(), committed)
 }
 
 // crash kills the gateway with SIGKILL, leaves its port dead for a moment (clients meet
@@ -501,7 +541,8 @@ print("done", p.flush(60), flush=True)
 
 // pythonGatewayKilled: librdkafka's idempotent producer writes numbered records; the gateway
 // is killed with SIGKILL mid-stream and started again on the same port. The producer delivers
-// every record by itself, and every record it reported delivered is stored where it was told.
+// every record by itself, every record it reported delivered is stored where it was told, and
+// none is stored twice or out of order.
 func pythonGatewayKilled(t *testing.T, _ *Env) {
 	env := startRestartableEnv(t)
 	topic := env.CreateTopic(t, 2)
@@ -572,7 +613,8 @@ func pythonGatewayKilled(t *testing.T, _ *Env) {
 	for _, c := range copies {
 		dups += c - 1
 	}
-	t.Logf("%d records delivered (%d before the kill); %d duplicates stored (at-least-once)", len(acked), delivered(beforeKill), dups)
+	checkExactlyOnceInOrder(t, stored, dups, func(v string) int { n, _ := strconv.Atoi(strings.TrimPrefix(v, "py-")); return n })
+	t.Logf("%d records delivered (%d before the kill), each stored once, in order", len(acked), delivered(beforeKill))
 }
 
 func last(lines []string) string {

@@ -122,6 +122,9 @@ func (g *Gateway) start(ctx context.Context) error {
 		return err
 	}
 	g.broker = b
+	if g.metrics != nil {
+		g.metrics.WatchProducers(b.ProducerUsage())
+	}
 	return g.listen()
 }
 

@@ -136,7 +136,15 @@ func TestMetricsAndHealth(t *testing.T) {
 	if code, body := httpGet(t, base+"/readyz"); code != 200 {
 		t.Fatalf("readyz: %d %s", code, body)
 	}
-	waitMetrics(t, g, `api="Metadata",listener="PLAINTEXT",outcome="answered"`, "iggy_gateway_kafka_connections_total")
+	// An idempotent producer (franz-go's default) is counted in the producer-state gauges.
+	if _, err := admin(t, g.kafkaAddr()).CreateTopic(testCtx(t), 1, 1, nil, "metered"); err != nil {
+		t.Fatal(err)
+	}
+	if err := kafkaClient(t, g.kafkaAddr()).ProduceSync(testCtx(t), &kgo.Record{Topic: "metered", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitMetrics(t, g, `api="Metadata",listener="PLAINTEXT",outcome="answered"`, "iggy_gateway_kafka_connections_total",
+		"iggy_gateway_kafka_idempotent_producers 1\n", "iggy_gateway_kafka_idempotent_producers_bytes ")
 }
 
 // waitMetrics waits until /metrics shows every one of wants. A request is counted once its

@@ -14,6 +14,8 @@
 //	coordinator_log_recoveries_total           counter, coordinator-log partitions loaded
 //	                                           from an earlier checkpoint or a full replay
 //	                                           because their checkpoint was damaged
+//	idempotent_producers                       gauge, producers remembered (producers.go)
+//	idempotent_producers_bytes                 gauge, their estimated memory
 //
 // The api label is the Kafka API name for keys the gateway serves and "unsupported" for any
 // other key, so a client sending garbage cannot create label values.

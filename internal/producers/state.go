@@ -315,6 +315,8 @@ type Pending struct {
 	uncertain bool
 	done      chan struct{} // made when someone waits
 	resolved  bool
+	written   bool  // resolved by Commit
+	base      int64 // Commit's base offset
 }
 
 // Batch is the batch being written.
@@ -343,6 +345,14 @@ func (q *Pending) Uncertain() bool {
 	return q.uncertain
 }
 
+// Result reports how q ended: done is false until Commit or Abort, and written tells a Commit,
+// at base.
+func (q *Pending) Result() (base int64, written, done bool) {
+	q.part.mu.Lock()
+	defer q.part.mu.Unlock()
+	return q.base, q.written, q.resolved
+}
+
 // Commit records that the batch was written at base: the producer's sequence moves on.
 func (q *Pending) Commit(base int64) {
 	p := q.part
@@ -351,6 +361,7 @@ func (q *Pending) Commit(base int64) {
 	if !q.resolve() {
 		return
 	}
+	q.written, q.base = true, base
 	now := p.limits.Now()
 	p.record(q.prod, q.batch, base, now, now)
 }
