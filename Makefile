@@ -1,7 +1,7 @@
 # The one test command: `.ci/run` calls `make test`, and so should you.
 GO ?= go
 
-.PHONY: test test-unit build run generate fmt vet fuzz
+.PHONY: test test-unit build run generate fmt vet lint fuzz
 
 # Installs the pinned real Kafka clients (scripts/install-test-deps.sh) and runs every test,
 # end-to-end tests included: with IGGYGW_E2E_REQUIRED=1 a missing client fails instead of skipping.
@@ -29,6 +29,14 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+# What CI checks besides the tests: go.mod tidy, gofmt, go vet and staticcheck (pinned, installed
+# from the Go module proxy into the Go bin directory).
+STATICCHECK_VERSION ?= v0.8.2
+lint: fmt vet
+	$(GO) mod tidy -diff
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	"$$($(GO) env GOPATH)/bin/staticcheck" ./...
 
 # Short fuzz run of the Kafka request path (the corpus in testdata/fuzz replays in every test run).
 fuzz:

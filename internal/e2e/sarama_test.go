@@ -267,10 +267,14 @@ func saramaAdmin(t *testing.T, env *Env) {
 		return err == nil && len(md) == 1 && len(md[0].Partitions) == 4
 	})
 	retentionOf := func() string {
-		entries, err := adm.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: topic})
+		results, err := adm.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: topic}}, sarama.DescribeConfigsOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(results) != 1 || results[0].ErrorCode != sarama.ErrNoError {
+			t.Fatalf("describe configs of %s: %+v", topic, results)
+		}
+		entries := results[0].Configs
 		for _, e := range entries {
 			if e.Name == "retention.ms" {
 				return e.Value

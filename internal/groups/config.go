@@ -74,10 +74,10 @@ func DefaultConfig() Config {
 func (c *Config) validate() error {
 	var errs []error
 	if c.Clock == nil {
-		errs = append(errs, errors.New("Clock is nil"))
+		errs = append(errs, errors.New("no Clock set"))
 	}
 	if c.Logger == nil {
-		errs = append(errs, errors.New("Logger is nil"))
+		errs = append(errs, errors.New("no Logger set"))
 	}
 	if c.MinSessionTimeout <= 0 || c.MaxSessionTimeout < c.MinSessionTimeout {
 		errs = append(errs, fmt.Errorf("session timeout range [%v, %v] is invalid", c.MinSessionTimeout, c.MaxSessionTimeout))
