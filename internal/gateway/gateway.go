@@ -35,6 +35,7 @@ type Gateway struct {
 	bridge      atomic.Pointer[iggy.Client] // for readiness checks from the HTTP goroutines
 	offsets     *offsets.Store              // committed offsets; nil without the bridge
 	broker      *broker.Broker
+	reconnected atomic.Pointer[broker.Broker] // the broker told of Iggy reconnects, once built
 	servers     []*listener.Server
 	addrs       map[string]string // listener name → bound address
 	failed      chan error
@@ -86,7 +87,7 @@ func (g *Gateway) start(ctx context.Context) error {
 	}
 	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free")}
 	if cfg.Bridge.Enabled {
-		cl, err := connectBridge(ctx, cfg.Bridge, g.log)
+		cl, err := connectBridge(ctx, cfg.Bridge, g.log, g.iggyReconnected)
 		if err != nil {
 			return err
 		}
@@ -97,6 +98,12 @@ func (g *Gateway) start(ctx context.Context) error {
 		}
 		if g.offsets, err = loadOffsets(ctx, cl, g.log, g.offsetsOption); err != nil {
 			return err
+		}
+		if opts.Epochs, err = openEpochLog(ctx, cl, g.log); err != nil {
+			return err
+		}
+		if g.metrics != nil {
+			opts.OnTruncation = g.metrics.PartitionTruncated
 		}
 		opts.Iggy = cl
 		opts.Offsets = g.offsets
@@ -109,7 +116,20 @@ func (g *Gateway) start(ctx context.Context) error {
 		return err
 	}
 	g.broker = b
+	if cfg.Bridge.Enabled {
+		if err := b.LoadEpochs(ctx); err != nil {
+			return fmt.Errorf("loading leader epochs from Iggy stream %q, topic %q: %w", offsets.DefaultStream, offsets.EpochTopic, err)
+		}
+		g.reconnected.Store(b)
+	}
 	return g.listen()
+}
+
+// iggyReconnected is the Iggy client's reconnect hook: the broker checks for lost tails.
+func (g *Gateway) iggyReconnected() {
+	if b := g.reconnected.Load(); b != nil {
+		b.IggyReconnected()
+	}
 }
 
 // listen binds every listener before serving any, so a bad address fails startup cleanly.
@@ -173,6 +193,7 @@ func (g *Gateway) shutdown() {
 	}
 	wg.Wait()
 	g.serving.Wait()
+	g.broker.StopTruncationChecks()
 	g.closeOffsets()
 }
 
