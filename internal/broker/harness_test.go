@@ -27,7 +27,7 @@ type gateway struct {
 	b      *Broker
 	srv    *listener.Server
 	addr   string
-	iggy   *iggy.Client       // nil without bridge
+	iggy   *iggy.Client      // nil without bridge
 	ms     *memserver.Server // nil without bridge
 	config *config.Config
 }

@@ -70,7 +70,8 @@ type dataPlane struct {
 	clock   func() time.Time // nil: time.Now (tests set it)
 	probes  map[topicmap.Target]*probe
 	corrupt map[corruptKey]struct{}
-	decodes chan struct{} // one token per Produce request decoding its records
+	pastEnd map[partKey]uint64 // high watermark at which a committed offset past it was logged
+	decodes chan struct{}      // one token per Produce request decoding its records
 	lanes   map[laneKey]*sendTurn
 }
 
@@ -151,15 +152,15 @@ func (d *dataPlane) acquireDecode(ctx context.Context) (release func(), err erro
 type partState struct {
 	lastUse time.Time // guarded by dataPlane.mu
 
-	mu            sync.Mutex
-	hw            uint64 // high watermark last seen or written
-	createdAt     uint64 // Iggy's creation time of the partition; another one is a new partition
-	sizeBytes     uint64 // Iggy's size of the partition when hw was last read from Iggy
+	mu        sync.Mutex
+	hw        uint64 // high watermark last seen or written
+	createdAt uint64 // Iggy's creation time of the partition; another one is a new partition
+	sizeBytes uint64 // Iggy's size of the partition when hw was last read from Iggy
 	// lowWrite is the lowest offset written through this gateway since Iggy's offsets were
 	// last read (wrote tells whether there was a write): after a truncation, writes that
 	// landed before it was noticed start where the log diverged (truncation.go).
-	lowWrite uint64
-	wrote    bool
+	lowWrite      uint64
+	wrote         bool
 	logStart      uint64
 	logStartUntil time.Time // logStart is trusted until then
 	avgSize       int       // bytes of payload and headers per message recently; 0 unknown
@@ -304,6 +305,7 @@ func (s *partState) confirmDrop(p *iggy.Partition) (from, to uint64, truncated b
 	}
 	s.hw, s.sizeBytes, s.wrote = hw, p.SizeBytes, false
 	s.logStartUntil = time.Time{}
+	s.wakeLocked() // waiting fetches answer at once: their consumers must learn the new epoch
 	return from, to, true
 }
 

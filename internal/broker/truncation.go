@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -60,6 +61,30 @@ func (b *Broker) truncated(ctx context.Context, k partKey, from, to uint64) {
 		b.log.Error("partition log truncated: Iggy lost records the gateway had seen; leader epoch bumped so that consumers validating their position move back to where the log diverged", args...)
 	default:
 		b.log.Error("partition log truncated: Iggy lost records the gateway had seen; another gateway already bumped the leader epoch", args...)
+	}
+}
+
+// noteCommittedPastEnd logs committed offsets beyond the known end of their partition (left
+// by a truncation), once per partition and end. They are answered as stored, as Kafka does:
+// a consumer starting there validates the position with its leader epoch
+// (OffsetForLeaderEpoch) or gets OFFSET_OUT_OF_RANGE and applies auto.offset.reset.
+func (b *Broker) noteCommittedPastEnd(group string, found []offsets.TopicOffsets) {
+	if b.bridgeOff() {
+		return
+	}
+	m := b.topics.Map()
+	for _, t := range found {
+		target := m.Resolve(t.Topic)
+		for _, p := range t.Partitions {
+			if p.Offset < 0 || p.Partition < 0 {
+				continue
+			}
+			k := partKey{Target: target, Partition: uint32(p.Partition)}
+			if hw, first := b.data.committedPastEnd(k, uint64(p.Offset)); first {
+				b.log.Warn("committed offset is past the end of its partition (the log was truncated); answered as stored, the consumer validates it with its leader epoch or applies auto.offset.reset",
+					"group", group, "topic", t.Topic, "partition", p.Partition, "committed", p.Offset, "log_end", hw, "leader_epoch", b.epochs.current(k))
+			}
+		}
 	}
 }
 
@@ -141,4 +166,29 @@ func (b *Broker) checkKnownPartitions() {
 		}
 		cancel()
 	}
+}
+
+// committedPastEnd reports whether committed lies past k's known high watermark (state the
+// gateway keeps; none is created here), and whether that is the first report for k at this
+// high watermark.
+func (d *dataPlane) committedPastEnd(k partKey, committed uint64) (hw uint64, first bool) {
+	d.mu.Lock()
+	st := d.parts[k]
+	d.mu.Unlock()
+	if st == nil {
+		return 0, false
+	}
+	if hw = st.highWatermark(); committed <= hw {
+		return hw, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if logged, ok := d.pastEnd[k]; ok && logged == hw {
+		return hw, false
+	}
+	if d.pastEnd == nil || len(d.pastEnd) >= corruptLogLimit {
+		d.pastEnd = make(map[partKey]uint64)
+	}
+	d.pastEnd[k] = hw
+	return hw, true
 }
