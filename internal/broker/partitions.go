@@ -157,8 +157,9 @@ type partState struct {
 	createdAt uint64 // Iggy's creation time of the partition; another one is a new partition
 	sizeBytes uint64 // Iggy's size of the partition when hw was last read from Iggy
 	// lowWrite is the lowest offset written through this gateway since Iggy's offsets were
-	// last read (wrote tells whether there was a write): after a truncation, writes that
-	// landed before it was noticed start where the log diverged (truncation.go).
+	// last read or the Iggy client last reconnected (wrote tells whether there was a write):
+	// after a truncation, writes that landed before it was noticed start where the log
+	// diverged (truncation.go).
 	lowWrite      uint64
 	wrote         bool
 	logStart      uint64
@@ -267,6 +268,9 @@ func (s *partState) observe(p *iggy.Partition) (suspect bool) {
 
 func (s *partState) observeLocked(p *iggy.Partition) (suspect bool) {
 	hw := highWatermark(p)
+	if s.createdAt == 0 { // state begun by a write: the partition is the one written to
+		s.createdAt = p.CreatedAt
+	}
 	if s.createdAt != p.CreatedAt {
 		s.createdAt, s.hw, s.sizeBytes, s.wrote = p.CreatedAt, hw, p.SizeBytes, false
 		s.logStartUntil = time.Time{}
@@ -295,7 +299,7 @@ func (s *partState) confirmDrop(p *iggy.Partition) (from, to uint64, truncated b
 	hw := highWatermark(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.createdAt != p.CreatedAt || hw >= s.hw {
+	if (s.createdAt != 0 && s.createdAt != p.CreatedAt) || hw >= s.hw {
 		s.observeLocked(p)
 		return 0, 0, false
 	}

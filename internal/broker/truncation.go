@@ -113,6 +113,9 @@ func (b *Broker) IggyReconnected() {
 	case c.running:
 		c.again = true
 	default:
+		// Writes confirmed from now on went to the restarted Iggy: only they can start where
+		// a truncated log continues (partState.confirmDrop).
+		b.data.forgetWrites()
 		c.running = true
 		c.wg.Go(b.runTruncationChecks)
 	}
@@ -191,4 +194,15 @@ func (d *dataPlane) committedPastEnd(k partKey, committed uint64) (hw uint64, fi
 	}
 	d.pastEnd[k] = hw
 	return hw, true
+}
+
+// forgetWrites makes every partition's state forget the writes confirmed so far.
+func (d *dataPlane) forgetWrites() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, st := range d.parts {
+		st.mu.Lock()
+		st.wrote = false
+		st.mu.Unlock()
+	}
 }

@@ -105,3 +105,37 @@ func TestTruncationMovesConsumerToDivergence(t *testing.T) {
 		t.Fatalf("leader epoch %d, want 1", e)
 	}
 }
+
+// TestTruncationFoundAfterReconnect: after the Iggy client reconnects, the gateway reads the
+// offsets of the partitions it knows and finds a truncation before any client reads there.
+func TestTruncationFoundAfterReconnect(t *testing.T) {
+	if os.Getenv("IGGY_TEST_ADDR") != "" {
+		t.Skip("truncation is simulated with the in-memory server's TruncatePartition; a real Iggy server cannot be told to lose a tail")
+	}
+	found := make(chan struct{}, 1)
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.b.onTruncation = func() { found <- struct{}{} }
+	g.mkTopic("kafka", "recon", 1)
+	producer, _ := g.kafka(kgo.DefaultProduceTopic("recon"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 10 {
+		if err := producer.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.ms.TruncatePartition("kafka", "recon", 0, 4); err != nil {
+		t.Fatal(err)
+	}
+	g.b.IggyReconnected()
+	select {
+	case <-found:
+	case <-ctx.Done():
+		t.Fatal("no truncation found after the reconnect")
+	}
+	g.b.StopTruncationChecks()
+	k := partKey{Target: g.b.topics.Map().Resolve("recon"), Partition: 0}
+	if e, end := g.b.epochs.endOffset(k, 0, 4); e != 0 || end != 4 || g.b.epochs.current(k) != 1 {
+		t.Fatalf("epoch 0 ends at %d (epoch %d), current %d; want 4 and current 1", end, e, g.b.epochs.current(k))
+	}
+}
