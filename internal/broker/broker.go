@@ -40,6 +40,10 @@ type Options struct {
 	Placement placement.Placement
 	// Authenticator verifies SASL credentials; nil when no listener uses SASL.
 	Authenticator *auth.Authenticator
+	// Epochs is the leader-epoch log (nil: epochs kept in memory only); LoadEpochs reads it.
+	Epochs EpochLog
+	// OnTruncation, if set, is called for each partition truncation detected (a metrics hook).
+	OnTruncation func()
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -56,6 +60,10 @@ type Broker struct {
 	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
 	groups    groupState
+	epochs    leaderEpochs // per-partition leader epochs (epochs.go)
+
+	onTruncation func()
+	truncCheck   truncationCheck // checks after Iggy reconnects (truncation.go)
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
 	// (CreatePartitions adds to the current count).
@@ -105,6 +113,8 @@ func New(opts Options) (*Broker, error) {
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
 	}
 	b.reader = iggyReader{b}
+	b.epochs.log = opts.Epochs
+	b.onTruncation = opts.OnTruncation
 	b.placement = opts.Placement
 	if b.placement == nil {
 		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}

@@ -74,12 +74,14 @@ func dataErrorCode(err error, write bool) int16 {
 }
 
 // fetchErrorCode folds a code into the set the Java consumer accepts on a Fetch partition
-// without failing the application (0, 1, 3, 6, 29, -1): timeouts become retriable
+// without failing the application (0, 1, 3, 6, 29, 74, 75, -1; the two leader-epoch errors
+// make it refresh metadata and validate its position): timeouts become retriable
 // NOT_LEADER_OR_FOLLOWER, anything else UNKNOWN_SERVER_ERROR, which it logs and retries.
 func fetchErrorCode(code int16) int16 {
 	switch code {
 	case 0, kerr.OffsetOutOfRange.Code, kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code,
-		kerr.TopicAuthorizationFailed.Code, kerr.UnknownServerError.Code:
+		kerr.TopicAuthorizationFailed.Code, kerr.UnknownServerError.Code,
+		kerr.FencedLeaderEpoch.Code, kerr.UnknownLeaderEpoch.Code:
 		return code
 	case kerr.RequestTimedOut.Code:
 		return kerr.NotLeaderForPartition.Code

@@ -66,6 +66,7 @@ type fetchPart struct {
 	out      *kmsg.FetchResponseTopicPartition
 	offset   int64
 	maxBytes int
+	epoch    int32 // the request's current_leader_epoch; -1 when not sent
 	// final: answered without reading Iggy (unknown topic, bridge off); never read again.
 	final bool
 	// buf is the pooled buffer out.RecordBatches points into, nil when it points nowhere.
@@ -171,7 +172,7 @@ func (b *Broker) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			t.Partitions[j] = kmsg.NewFetchResponseTopicPartition()
-			fp := fetchPart{out: &t.Partitions[j], offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes)}
+			fp := fetchPart{out: &t.Partitions[j], offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), epoch: rp.CurrentLeaderEpoch}
 			fp.out.Partition = rp.Partition
 			fp.fail(0) // no offsets until read
 			switch {
@@ -350,8 +351,19 @@ func allFinal(parts []fetchPart) bool {
 // first record is returned whatever its size. It returns the partition's Kafka code.
 func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mapping.BatchEncoder, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool) int16 {
 	fp.dropRecords() // what an earlier read of this request found is superseded
+	ip, err := b.readOffsets(ctx, b.storage(f.cc), fp.key, fp.st, ip)
+	if err != nil {
+		code := fetchErrorCode(dataErrorCode(err, false))
+		b.log.Warn("fetch: offsets read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
+		return code
+	}
+	// The epoch is checked before the offset, as Kafka does: a consumer behind a truncation
+	// learns of the new epoch and validates its position (KIP-320) instead of being told
+	// its offset is out of range.
+	if code := b.epochs.validate(ctx, fp.key, fp.epoch); code != 0 {
+		return code
+	}
 	hw := highWatermark(ip)
-	fp.st.observe(ip)
 	logStart, err := b.logStartOffset(ctx, b.storage(f.cc), fp.key, fp.st, hw)
 	if err != nil {
 		code := fetchErrorCode(dataErrorCode(err, false))
@@ -368,6 +380,11 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 		return 0
 	}
 
+	// One batch has one leader epoch: a read stops where the next epoch starts.
+	epoch, next, hasNext := b.epochs.at(fp.key, uint64(fp.offset))
+	if hasNext {
+		hw = min(hw, next)
+	}
 	r := readRange{cc: f.cc, key: fp.key, st: fp.st, from: uint64(fp.offset), hw: hw, limit: limit}
 	r.size, r.sizeKnown = fp.st.recentSize(), true
 	if r.size == 0 {
@@ -377,7 +394,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	// several times over); it goes back to the pool when the response has been written.
 	perRecord := uint64(r.size + recordOverhead)
 	estimate := min(uint64(limit), (hw-r.from)*perRecord, maxPollRounds*maxPollCount*perRecord)
-	enc.Begin(bufpool.Get(kbatch.HeaderSize+int(estimate)), -1)
+	enc.Begin(bufpool.Get(kbatch.HeaderSize+int(estimate)), epoch)
 	drop := false
 	defer func() {
 		out := enc.Finish()

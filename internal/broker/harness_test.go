@@ -27,7 +27,8 @@ type gateway struct {
 	b      *Broker
 	srv    *listener.Server
 	addr   string
-	iggy   *iggy.Client // nil without bridge
+	iggy   *iggy.Client      // nil without bridge
+	ms     *memserver.Server // nil without bridge
 	config *config.Config
 }
 
@@ -64,6 +65,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ms.Close() })
+		g.ms = ms
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		cl, err := iggy.Dial(ctx, iggy.Config{Addr: ms.Addr(), Username: "iggy", Password: "iggy", PoolSize: 2})

@@ -94,13 +94,17 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 			continue
 		}
 		k := partKey{Target: target, Partition: ip.ID}
-		offset, ts, err := b.partitionOffset(ctx, b.storage(cc), k, ip, rt.Partitions[j].Timestamp)
+		rp := &rt.Partitions[j]
+		offset, ts, err := b.partitionOffset(ctx, b.storage(cc), k, ip, rp.Timestamp)
 		if err != nil {
 			out.ErrorCode = dataErrorCode(err, false)
 			b.log.Warn("list offsets: read failed", "conn", cc.ID, "topic", rt.Topic, "partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
 			continue
 		}
-		out.Offset, out.Timestamp = offset, ts
+		if out.ErrorCode = b.epochs.validate(ctx, k, rp.CurrentLeaderEpoch); out.ErrorCode != 0 {
+			continue
+		}
+		out.Offset, out.Timestamp, out.LeaderEpoch = offset, ts, b.offsetEpoch(k, rp.Timestamp, offset)
 	}
 }
 
@@ -108,8 +112,11 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 // record's timestamp), or -1, -1 when no record matches.
 func (b *Broker) partitionOffset(ctx context.Context, s Storage, k partKey, ip *iggy.Partition, target int64) (offset, ts int64, err error) {
 	st := b.data.part(k)
+	ip, err = b.readOffsets(ctx, s, k, st, ip)
+	if err != nil {
+		return -1, -1, err
+	}
 	hw := highWatermark(ip)
-	st.observe(ip)
 	switch target {
 	case latestTimestamp:
 		return int64(hw), -1, nil
@@ -131,6 +138,20 @@ func (b *Broker) partitionOffset(ctx context.Context, s Storage, k partKey, ip *
 		return -1, -1, nil
 	}
 	return b.timestampOffset(ctx, s, k, st, ip, target, hw)
+}
+
+// offsetEpoch is the leader epoch ListOffsets answers with offset (for timestamp target):
+// the current epoch for the latest offset, else the epoch of the record at offset; -1 when
+// no record matched.
+func (b *Broker) offsetEpoch(k partKey, target, offset int64) int32 {
+	switch {
+	case offset < 0:
+		return -1
+	case target == latestTimestamp:
+		return b.epochs.current(k)
+	}
+	epoch, _, _ := b.epochs.at(k, uint64(offset))
+	return epoch
 }
 
 // timestampOffset finds the first record whose Kafka timestamp is at or after target (ms).

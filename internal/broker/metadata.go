@@ -123,17 +123,23 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 }
 
 // partitionsMetadata describes the n partitions of a topic, each with its leader as its only
-// replica (Iggy replicates behind the gateway). The leader epoch is -1 (unknown): the gateway
-// has no leader epochs, and -1 makes clients skip epoch validation (OffsetForLeaderEpoch is
-// not served).
+// replica (Iggy replicates behind the gateway), and its leader epoch (epochs.go; -1 without
+// the bridge, which makes clients skip epoch validation).
 func (b *Broker) partitionsMetadata(topic string, n uint32) []kmsg.MetadataResponseTopicPartition {
 	out := make([]kmsg.MetadataResponseTopicPartition, n)
+	var target topicmap.Target
+	if !b.bridgeOff() {
+		target = b.topics.Map().Resolve(topic)
+	}
 	for i := range out {
 		leader := b.placement.Leader(topic, int32(i))
 		p := kmsg.NewMetadataResponseTopicPartition()
 		p.Partition = int32(i)
 		p.Leader = leader
 		p.LeaderEpoch = -1
+		if !b.bridgeOff() {
+			p.LeaderEpoch = b.epochs.current(partKey{Target: target, Partition: uint32(i)})
+		}
 		p.Replicas = []int32{leader}
 		p.ISR = []int32{leader}
 		out[i] = p

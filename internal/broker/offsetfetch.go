@@ -102,6 +102,7 @@ func (b *Broker) fetchOffsets(group string, wanted []offsets.TopicPartitions) ([
 	if err != nil {
 		return nil, offsets.ErrorCode(err)
 	}
+	b.noteCommittedPastEnd(group, found)
 	return found, 0
 }
 

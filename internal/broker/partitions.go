@@ -71,7 +71,8 @@ type dataPlane struct {
 	clock   func() time.Time // nil: time.Now (tests set it)
 	probes  map[topicmap.Target]*probe
 	corrupt map[corruptKey]struct{}
-	decodes chan struct{} // one token per Produce request decoding its records
+	pastEnd map[partKey]uint64 // high watermark at which a committed offset past it was logged
+	decodes chan struct{}      // one token per Produce request decoding its records
 	lanes   map[laneKey]*sendTurn
 }
 
@@ -158,9 +159,16 @@ func (d *dataPlane) acquireDecode(ctx context.Context) (release func(), err erro
 type partState struct {
 	lastUse time.Time // guarded by dataPlane.mu
 
-	mu            sync.Mutex
-	hw            uint64 // high watermark last seen or written
-	sizeBytes     uint64 // Iggy's size of the partition when hw was last read from Iggy
+	mu        sync.Mutex
+	hw        uint64 // high watermark last seen or written
+	createdAt uint64 // Iggy's creation time of the partition; another one is a new partition
+	sizeBytes uint64 // Iggy's size of the partition when hw was last read from Iggy
+	// lowWrite is the lowest offset written through this gateway since Iggy's offsets were
+	// last read or the Iggy client last reconnected (wrote tells whether there was a write):
+	// after a truncation, writes that landed before it was noticed start where the log
+	// diverged (truncation.go).
+	lowWrite      uint64
+	wrote         bool
 	logStart      uint64
 	logStartUntil time.Time // logStart is trusted until then
 	avgSize       int       // bytes of payload and headers per message recently; 0 unknown
@@ -253,22 +261,63 @@ func (s *partState) highWatermark() uint64 {
 	return s.hw
 }
 
-// observe records a partition's offsets and size as Iggy reports them. It may lower the high
-// watermark (a topic deleted and recreated under the same name); an increase wakes the
+// observe records a partition's offsets and size as Iggy reports them; an increase wakes the
 // waiting fetches, and the growth in bytes tells the size of the new messages, however they
-// were written.
-func (s *partState) observe(p *iggy.Partition) {
-	hw := highWatermark(p)
+// were written. A lower high watermark than known is not applied: it is reported (suspect)
+// for the caller to confirm with a fresh read (confirmDrop), since this read may have been
+// answered before a write the gateway has seen confirmed. A partition created anew (a topic
+// deleted and recreated under the same name) starts afresh.
+func (s *partState) observe(p *iggy.Partition) (suspect bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.observeLocked(p)
+}
+
+func (s *partState) observeLocked(p *iggy.Partition) (suspect bool) {
+	hw := highWatermark(p)
+	if s.createdAt == 0 { // state begun by a write: the partition is the one written to
+		s.createdAt = p.CreatedAt
+	}
+	if s.createdAt != p.CreatedAt {
+		s.createdAt, s.hw, s.sizeBytes, s.wrote = p.CreatedAt, hw, p.SizeBytes, false
+		s.logStartUntil = time.Time{}
+		s.wakeLocked()
+		return false
+	}
+	if hw < s.hw {
+		return true
+	}
 	grew := hw > s.hw
 	if grew && s.sizeBytes > 0 && p.SizeBytes > s.sizeBytes {
 		s.noteSizesLocked(int(p.SizeBytes-s.sizeBytes), int(hw-s.hw))
 	}
-	s.hw, s.sizeBytes = hw, p.SizeBytes
+	s.hw, s.sizeBytes, s.wrote = hw, p.SizeBytes, false
 	if grew {
 		s.wakeLocked()
 	}
+	return false
+}
+
+// confirmDrop applies offsets read after observe reported a lower high watermark. When the
+// log still ends before the known high watermark, the partition was truncated: it returns
+// the known end (from) and where the log now continues (to: the fresh end, or the lowest
+// offset written since, if lower), and the state takes the fresh offsets.
+func (s *partState) confirmDrop(p *iggy.Partition) (from, to uint64, truncated bool) {
+	hw := highWatermark(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if (s.createdAt != 0 && s.createdAt != p.CreatedAt) || hw >= s.hw {
+		s.observeLocked(p)
+		return 0, 0, false
+	}
+	from, to = s.hw, hw
+	if s.wrote {
+		to = min(to, s.lowWrite)
+	}
+	s.hw, s.sizeBytes, s.wrote = hw, p.SizeBytes, false
+	s.logStartUntil = time.Time{}
+	s.wakeLocked() // waiting fetches answer at once: their consumers must learn the new epoch
+	return from, to, true
 }
 
 // advance records a write of n messages of bytes in total that ends at hw (one past its last
@@ -278,6 +327,9 @@ func (s *partState) advance(hw uint64, bytes, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noteSizesLocked(bytes, n)
+	if base := hw - uint64(max(n, 0)); !s.wrote || base < s.lowWrite {
+		s.lowWrite, s.wrote = base, true
+	}
 	if hw > s.hw {
 		s.hw = hw
 		s.wakeLocked()
@@ -461,10 +513,13 @@ func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
 			// The waiting fetches meet the error themselves when they read again.
 			continue
 		}
+		ctx, cancel = context.WithTimeout(context.Background(), probeTimeout)
 		for i := range topic.Partitions {
 			p := &topic.Partitions[i]
-			b.data.part(partKey{Target: t, Partition: p.ID}).observe(p)
+			k := partKey{Target: t, Partition: p.ID}
+			_, _ = b.readOffsets(ctx, b.storage(nil), k, b.data.part(k), p) // errors: the fetches meet them
 		}
+		cancel()
 	}
 }
 

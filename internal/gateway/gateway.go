@@ -43,6 +43,7 @@ type Gateway struct {
 	security    *auth.Security
 	stopReload  context.CancelFunc // ends the TLS reload loop
 	reloading   sync.WaitGroup
+	reconnected atomic.Pointer[broker.Broker] // the broker told of Iggy reconnects, once built
 	servers     []*listener.Server
 	addrs       map[string]string // listener name → bound address
 	failed      chan error
@@ -94,7 +95,7 @@ func (g *Gateway) start(ctx context.Context) error {
 	}
 	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free")}
 	if cfg.Bridge.Enabled {
-		cl, err := connectBridge(ctx, cfg.Bridge, g.log)
+		cl, err := connectBridge(ctx, cfg.Bridge, g.log, g.iggyReconnected)
 		if err != nil {
 			return err
 		}
@@ -107,6 +108,12 @@ func (g *Gateway) start(ctx context.Context) error {
 			return err
 		}
 		warnBufferedTopics(ctx, cl, cfg.DefaultStream, g.log)
+		if opts.Epochs, err = openEpochLog(ctx, cl, g.log, durability.Mode(cfg.TopicFlush)); err != nil {
+			return err
+		}
+		if g.metrics != nil {
+			opts.OnTruncation = g.metrics.PartitionTruncated
+		}
 		opts.Iggy = cl
 		opts.Offsets = g.offsets
 		opts.ClusterID = broker.ClusterID(clusterSeed(ctx, cl, cfg.Bridge.Addr))
@@ -125,7 +132,20 @@ func (g *Gateway) start(ctx context.Context) error {
 	if g.metrics != nil {
 		g.metrics.WatchProducers(b.ProducerUsage())
 	}
+	if cfg.Bridge.Enabled {
+		if err := b.LoadEpochs(ctx); err != nil {
+			return fmt.Errorf("loading leader epochs from Iggy stream %q, topic %q: %w", offsets.DefaultStream, offsets.EpochTopic, err)
+		}
+		g.reconnected.Store(b)
+	}
 	return g.listen()
+}
+
+// iggyReconnected is the Iggy client's reconnect hook: the broker checks for lost tails.
+func (g *Gateway) iggyReconnected() {
+	if b := g.reconnected.Load(); b != nil {
+		b.IggyReconnected()
+	}
 }
 
 // listen binds every listener before serving any, so a bad address fails startup cleanly.
@@ -196,6 +216,7 @@ func (g *Gateway) shutdown() {
 	}
 	wg.Wait()
 	g.serving.Wait()
+	g.broker.StopTruncationChecks()
 	g.closeOffsets()
 }
 

@@ -46,6 +46,18 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flu
 	return store, nil
 }
 
+// openEpochLog opens the leader-epoch log (creating its topic on first use); the broker
+// reads it (Broker.LoadEpochs).
+func openEpochLog(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode) (*offsets.EpochLog, error) {
+	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, offsets.EpochTopic, offsets.EpochPartitions)
+	ilog.Flush = flush // a bump is acknowledged to no one, but it must not vanish in an Iggy crash
+	el := offsets.NewEpochLog(ilog, log.With("component", "epochs"))
+	if err := el.Ensure(ctx); err != nil {
+		return nil, fmt.Errorf("opening the leader-epoch log in Iggy stream %q, topic %q: %w", offsets.DefaultStream, offsets.EpochTopic, err)
+	}
+	return el, nil
+}
+
 // offsetsOption applies the coordinator-log settings to the store's configuration.
 func (g *Gateway) offsetsOption(c *offsets.Config) {
 	c.Recovery, _ = offsets.ParseRecovery(g.cfg.CoordinatorLogRecovery) // config validated it

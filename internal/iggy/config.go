@@ -34,6 +34,12 @@ type Config struct {
 
 	SDKName    string // reported at login; default "iggy-gateway-kafka"
 	SDKVersion string // reported at login; default "0.1.0"
+
+	// OnReconnect, if set, is called each time a connection logs in again after losing its
+	// connection or session (an Iggy restart does that to every connection), once the new
+	// session is established and before the request that reconnected is sent. It runs with
+	// the connection held: it must return quickly and must not call the Client.
+	OnReconnect func()
 }
 
 // Defaults.

@@ -46,6 +46,7 @@ type Conn struct {
 	rbuf    []byte
 	hdr     [wire.HeaderSize]byte
 	closed  bool
+	logins  uint64 // successful logins; more than one means a reconnect
 	// stale: a round trip's cancellation started after its reply was read, and may still
 	// set a past deadline on the socket at any moment; the next exchange must not use it.
 	stale bool
@@ -320,6 +321,9 @@ func (cn *Conn) connect(ctx context.Context) error {
 		return &ConnError{Op: "login", Err: fmt.Errorf("malformed login reply: %w", err)}
 	}
 	cn.session, cn.counter, cn.userID = l.Session, 1, l.UserID
+	if cn.logins++; cn.logins > 1 && cn.cfg.OnReconnect != nil {
+		cn.cfg.OnReconnect()
+	}
 	return nil
 }
 

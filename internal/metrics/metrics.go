@@ -49,6 +49,7 @@ type Metrics struct {
 	bytesIn     *prometheus.CounterVec
 	bytesOut    *prometheus.CounterVec
 	recoveries  prometheus.Counter
+	truncations prometheus.Counter
 }
 
 var _ listener.Observer = (*Metrics)(nil)
@@ -77,8 +78,10 @@ func New() *Metrics {
 			Help: "Bytes of Kafka responses written."}, []string{"listener"}),
 		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "coordinator_log_recoveries_total",
 			Help: "Coordinator-log partitions loaded from an earlier checkpoint or a full replay because their checkpoint was damaged."}),
+		truncations: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "partition_truncations_total",
+			Help: "Partitions whose log end was found below the high watermark the gateway had seen (Iggy lost a tail); each bumps the partition's leader epoch."}),
 	}
-	m.reg.MustRegister(m.connOpen, m.connTotal, m.connRefused, m.inFlight, m.requests, m.duration, m.bytesIn, m.bytesOut, m.recoveries,
+	m.reg.MustRegister(m.connOpen, m.connTotal, m.connRefused, m.inFlight, m.requests, m.duration, m.bytesIn, m.bytesOut, m.recoveries, m.truncations,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -112,6 +115,10 @@ func (m *Metrics) RequestDone(l string, api int16, latency time.Duration, respon
 // CoordinatorLogRecovered counts a coordinator-log partition recovered from a damaged
 // checkpoint (it fits offsets.Config.OnRecovery).
 func (m *Metrics) CoordinatorLogRecovered(int) { m.recoveries.Inc() }
+
+// PartitionTruncated counts a detected truncation of a partition's log (it fits
+// broker.Options.OnTruncation).
+func (m *Metrics) PartitionTruncated() { m.truncations.Inc() }
 
 func apiName(key int16) string {
 	if _, ok := versions.Lookup(key); ok {

@@ -69,6 +69,8 @@ var table = []API{
 	{Key: 20, Name: "DeleteTopics", Min: 1, Max: 6, Note: "the Iggy stream is kept; by topic id (v6) → 100 UNKNOWN_TOPIC_ID"},
 	{Key: 22, Name: "InitProducerId", Min: 0, Max: 5,
 		Note: "transactional id → 35 UNSUPPORTED_VERSION (transactions are not supported)"},
+	{Key: 23, Name: "OffsetForLeaderEpoch", Min: 2, Max: 4,
+		Note: "epochs bumped on each detected truncation of a partition's log; end offset of the requested epoch (docs/DATA-PATH.md)"},
 	{Key: 32, Name: "DescribeConfigs", Min: 1, Max: 4,
 		Note: "TOPIC: retention.ms, retention.bytes, cleanup.policy=delete; BROKER: the gateway's settings and topic defaults; synonyms and documentation"},
 	{Key: 33, Name: "AlterConfigs", Min: 0, Max: 2,
