@@ -35,6 +35,9 @@ type Config struct {
 	// listener.
 	Listeners []Listener
 	NodeID    int
+	// Peers are every gateway of a multi-gateway deployment (BROKERS), this one included;
+	// empty for a single gateway.
+	Peers []Peer
 
 	Bridge Bridge
 
@@ -46,7 +49,9 @@ type Config struct {
 	AutoCreatePartitions int
 	IdempotentProducers  bool
 	ProducerExpiry       time.Duration
-	CoordinatorLog       string // "auto", "true" or "false"
+	// CoordinatorLog is "auto", "true" or "false": whether the gateways share group
+	// coordination through the coordinator log's ownership (docs/DEPLOYMENT.md).
+	CoordinatorLog string
 	// CoordinatorLogRecovery is "fallback", "fail" or "skip" (docs/COORDINATOR-LOG.md §5).
 	CoordinatorLogRecovery string
 	MetricsAddr            string

@@ -194,9 +194,7 @@ func TestUnsupportedFeaturesStopStartup(t *testing.T) {
 		"IGGY_KAFKA_TLS_CLIENT_CA_FILE=/ca.pem",
 		"IGGY_KAFKA_TLS_CLIENT_AUTH=required",
 		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=DEFAULT",
-		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
 		"IGGY_KAFKA_IDEMPOTENT_PRODUCERS=true",
-		"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=false",
 	} {
 		_, err := load(t, nil, env)
 		name, _, _ := strings.Cut(env, "=")

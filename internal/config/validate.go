@@ -18,6 +18,9 @@ func (c *Config) validate(explicit map[string]bool) error {
 	if err := c.buildListeners(explicit); err != nil {
 		return err
 	}
+	if err := c.buildPeers(explicit); err != nil {
+		return err
+	}
 	if err := c.buildBridge(explicit); err != nil {
 		return err
 	}
@@ -46,11 +49,7 @@ func (c *Config) refuseUnsupported(explicit map[string]bool) error {
 		{"TLS_CLIENT_CA_FILE", c.TLSClientCAFile != "", "mTLS client certificates"},
 		{"TLS_CLIENT_AUTH", c.TLSClientAuth != "none", "mTLS client certificates"},
 		{"TLS_PRINCIPAL_MAPPING_RULES", c.TLSPrincipalMappingRules != "", "mTLS principal mapping"},
-		{"BROKERS", c.Brokers != "", "several gateways (BROKERS)"},
 		{"IDEMPOTENT_PRODUCERS", c.IdempotentProducers, "idempotent producer deduplication"},
-		// With the bridge, committed offsets are always kept in the coordinator log: there is
-		// no other place that round-trips them, so "false" cannot be honoured.
-		{"COORDINATOR_LOG_ENABLED", c.CoordinatorLog == "false", "keeping committed offsets without the coordinator log"},
 	}
 	for _, r := range refuse {
 		if r.active {
