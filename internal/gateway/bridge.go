@@ -40,11 +40,7 @@ const (
 // the retry window. A rejected login fails at once. It never falls back to storage-free mode.
 func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger) (*iggy.Client, error) {
 	deadline := time.Now().Add(b.RetryWindow)
-	cfg := iggy.Config{
-		Addr: b.Addr, Username: b.Username, Password: b.Password.Reveal(),
-		TLSEnabled: b.TLSEnabled, TLSDomain: b.TLSDomain, TLSCAFile: b.TLSCAFile,
-		DialTimeout: min(iggy.DefaultDialTimeout, b.RetryWindow), PoolSize: b.PoolSize,
-	}
+	cfg := bridgeConfig(b)
 	backoff := firstBackoff
 	for attempt := 1; ; attempt++ {
 		cl, err := iggy.Dial(ctx, cfg)
@@ -70,6 +66,15 @@ func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger) (*igg
 			return nil, ctx.Err()
 		}
 		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// bridgeConfig is the Iggy client configuration of the bridge account.
+func bridgeConfig(b config.Bridge) iggy.Config {
+	return iggy.Config{
+		Addr: b.Addr, Username: b.Username, Password: b.Password.Reveal(),
+		TLSEnabled: b.TLSEnabled, TLSDomain: b.TLSDomain, TLSCAFile: b.TLSCAFile,
+		DialTimeout: min(iggy.DefaultDialTimeout, b.RetryWindow), PoolSize: b.PoolSize,
 	}
 }
 

@@ -15,10 +15,7 @@ import (
 // its view (latest checkpoint plus the records after it) before any Kafka connection is
 // accepted, so that no client is ever told "nothing committed" for a group that has commits.
 func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, option func(*offsets.Config)) (*offsets.Store, error) {
-	cfg := offsets.DefaultConfig(offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
-	cfg.Logger = log.With("component", "offsets")
-	option(&cfg)
-	store, err := offsets.New(cfg)
+	store, err := newOffsets(api, log, option)
 	if err != nil {
 		return nil, err
 	}
@@ -37,6 +34,15 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, opt
 	log.Info("committed offsets loaded", "iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic,
 		"duration", time.Since(start).Round(time.Millisecond))
 	return store, nil
+}
+
+// newOffsets returns the committed-offset store over the coordinator log in Iggy, not
+// loaded yet.
+func newOffsets(api offsets.IggyAPI, log *slog.Logger, option func(*offsets.Config)) (*offsets.Store, error) {
+	cfg := offsets.DefaultConfig(offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
+	cfg.Logger = log.With("component", "offsets")
+	option(&cfg)
+	return offsets.New(cfg)
 }
 
 // offsetsOption applies the coordinator-log settings to the store's configuration.

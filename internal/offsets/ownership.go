@@ -112,3 +112,11 @@ func (s *Store) reload(ctx context.Context, p *partition) error {
 		"checkpoint", int64(p.checkpoint), "replayed", p.sinceCheckpoint)
 	return nil
 }
+
+// Claim marks log partition k as owned but not loaded yet: its groups answer
+// COORDINATOR_LOAD_IN_PROGRESS until Acquire has loaded it (or NOT_COORDINATOR after Release).
+func (s *Store) Claim(k int) {
+	if k >= 0 && k < len(s.parts) {
+		s.parts[k].state.CompareAndSwap(stateNotOwned, stateLoading)
+	}
+}
