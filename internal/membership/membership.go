@@ -137,7 +137,6 @@ func (m *Membership) poll(ctx context.Context) error {
 		live = append(live, id)
 	}
 	slices.Sort(live)
-	m.cfg.Logger.Debug("membership polled", "self", m.cfg.Self, "live", live, "groups", len(groups))
 	m.report(live)
 	return nil
 }
