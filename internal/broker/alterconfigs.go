@@ -86,7 +86,7 @@ func (b *Broker) refuseAlter(typ kmsg.ConfigResourceType, name string) *apiError
 		}
 		return newAPIError(kerr.InvalidConfig, "broker configs cannot be changed through Kafka: they come from the gateway's IGGY_KAFKA_* settings")
 	case kmsg.ConfigResourceTypeTopic:
-		return b.adminRefusal()
+		return b.controllerRefusal()
 	default:
 		return unsupportedResource(typ)
 	}

@@ -44,7 +44,7 @@ func (b *Broker) createPartitions(ctx context.Context, cc *listener.ConnContext,
 }
 
 func (b *Broker) addPartitions(ctx context.Context, cc *listener.ConnContext, rt *kmsg.CreatePartitionsRequestTopic, validateOnly bool) *apiError {
-	if err := b.adminRefusal(); err != nil {
+	if err := b.controllerRefusal(); err != nil {
 		return err
 	}
 	if topicmap.ValidateKafkaName(rt.Topic) != nil {

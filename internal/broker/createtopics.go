@@ -47,7 +47,7 @@ func createTopicsResult(topic string, err *apiError) kmsg.CreateTopicsResponseTo
 }
 
 func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, rt *kmsg.CreateTopicsRequestTopic, validateOnly bool) kmsg.CreateTopicsResponseTopic {
-	if err := b.adminRefusal(); err != nil {
+	if err := b.controllerRefusal(); err != nil {
 		return createTopicsResult(rt.Topic, err)
 	}
 	if err := topicmap.ValidateKafkaName(rt.Topic); err != nil {

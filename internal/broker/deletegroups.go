@@ -18,6 +18,18 @@ func init() {
 // deleteGroups deletes groups without members together with their committed offsets; the
 // deletion is acknowledged once it is in the coordinator log. Without the bridge only the
 // groups in memory exist.
-func (b *Broker) deleteGroups(ctx context.Context, _ *listener.ConnContext, req *kmsg.DeleteGroupsRequest) (kmsg.Response, error) {
-	return b.groups.coordinator.DeleteGroups(ctx, req), nil
+func (b *Broker) deleteGroups(ctx context.Context, cc *listener.ConnContext, req *kmsg.DeleteGroupsRequest) (kmsg.Response, error) {
+	served, refused := b.splitGroups(cc, req.Groups)
+	if refused == nil {
+		return b.groups.coordinator.DeleteGroups(ctx, req), nil
+	}
+	mine := *req
+	mine.Groups = served
+	resp := b.groups.coordinator.DeleteGroups(ctx, &mine)
+	for g, err := range refused {
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group, rg.ErrorCode = g, err.Code
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp, nil
 }

@@ -64,7 +64,7 @@ func (b *Broker) deleteTopics(ctx context.Context, cc *listener.ConnContext, req
 }
 
 func (b *Broker) deleteOneTopic(ctx context.Context, cc *listener.ConnContext, name string) *apiError {
-	if err := b.adminRefusal(); err != nil {
+	if err := b.controllerRefusal(); err != nil {
 		return err
 	}
 	if topicmap.ValidateKafkaName(name) != nil {

@@ -18,6 +18,18 @@ func init() {
 
 // describeGroups reports groups with members and groups known only from stored offsets
 // (Empty). Authorized operations stay "not provided": the gateway has no Kafka ACLs.
-func (b *Broker) describeGroups(_ context.Context, _ *listener.ConnContext, req *kmsg.DescribeGroupsRequest) (kmsg.Response, error) {
-	return b.groups.coordinator.DescribeGroups(req), nil
+func (b *Broker) describeGroups(_ context.Context, cc *listener.ConnContext, req *kmsg.DescribeGroupsRequest) (kmsg.Response, error) {
+	served, refused := b.splitGroups(cc, req.Groups)
+	if refused == nil {
+		return b.groups.coordinator.DescribeGroups(req), nil
+	}
+	mine := *req
+	mine.Groups = served
+	resp := b.groups.coordinator.DescribeGroups(&mine)
+	for g, err := range refused {
+		rg := kmsg.NewDescribeGroupsResponseGroup()
+		rg.Group, rg.ErrorCode = g, err.Code
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp, nil
 }

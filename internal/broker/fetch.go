@@ -105,6 +105,7 @@ func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 		}
 		return resp, nil
 	}
+	b.refuseNotLedFetch(f)
 	bytes, errored := b.readFetch(ctx, f)
 	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, maxFetchWait)
 	if !errored && bytes < int(req.MinBytes) && wait > 0 {

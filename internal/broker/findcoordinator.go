@@ -39,6 +39,10 @@ func (b *Broker) coordinator(cc *listener.ConnContext, keyType int8, key string)
 	switch keyType {
 	case coordinatorGroup:
 		n := b.placement.Coordinator(cc.Listener, key)
+		if n.ID < 0 { // no gateway is live (this one lost Iggy): clients retry
+			m := "no gateway coordinates this group right now"
+			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, &m
+		}
 		return n.ID, n.Host, n.Port, 0, nil
 	case coordinatorTransaction:
 		m := "transactions are not supported by this gateway"

@@ -20,6 +20,9 @@ func init() {
 	})
 }
 
-func (b *Broker) heartbeat(_ context.Context, _ *listener.ConnContext, req *kmsg.HeartbeatRequest) (kmsg.Response, error) {
+func (b *Broker) heartbeat(_ context.Context, cc *listener.ConnContext, req *kmsg.HeartbeatRequest) (kmsg.Response, error) {
+	if err := b.coordinatorError(cc, req.Group); err != nil {
+		return groupRefusal(req, err), nil
+	}
 	return b.groups.coordinator.Heartbeat(req), nil
 }

@@ -25,6 +25,9 @@ func init() {
 // connection wait behind it, as on a Kafka broker (which mutes the connection until the
 // answer is sent); clients send group requests on a connection of their own.
 func (b *Broker) joinGroup(ctx context.Context, cc *listener.ConnContext, req *kmsg.JoinGroupRequest) (kmsg.Response, error) {
+	if err := b.coordinatorError(cc, req.Group); err != nil {
+		return groupRefusal(req, err), nil
+	}
 	ctx, cancel := b.rebalanceContext(ctx)
 	defer cancel()
 	return b.groups.coordinator.JoinGroup(ctx, groupClient(cc), req), nil

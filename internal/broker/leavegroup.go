@@ -22,6 +22,9 @@ func init() {
 
 // leaveGroup serves the single-member form (v0-2) and the batch form (v3+, also used by
 // admin tools to remove static members).
-func (b *Broker) leaveGroup(_ context.Context, _ *listener.ConnContext, req *kmsg.LeaveGroupRequest) (kmsg.Response, error) {
+func (b *Broker) leaveGroup(_ context.Context, cc *listener.ConnContext, req *kmsg.LeaveGroupRequest) (kmsg.Response, error) {
+	if err := b.coordinatorError(cc, req.Group); err != nil {
+		return groupRefusal(req, err), nil
+	}
 	return b.groups.coordinator.LeaveGroup(req), nil
 }

@@ -20,7 +20,10 @@ func init() {
 // partitions that do not exist are refused first (UNKNOWN_TOPIC_OR_PARTITION), then the
 // group checks the committing member and generation for the rest, then the store validates
 // and appends them. A commit is acknowledged only once it is in Iggy.
-func (b *Broker) offsetCommit(ctx context.Context, _ *listener.ConnContext, req *kmsg.OffsetCommitRequest) (kmsg.Response, error) {
+func (b *Broker) offsetCommit(ctx context.Context, cc *listener.ConnContext, req *kmsg.OffsetCommitRequest) (kmsg.Response, error) {
+	if err := b.coordinatorError(cc, req.Group); err != nil {
+		return groupRefusal(req, err), nil
+	}
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	codes := make([][]int16, len(req.Topics))
 	var commits []offsets.Commit

@@ -26,7 +26,10 @@ func init() {
 // members subscribe to (GROUP_SUBSCRIBED_TO_TOPIC) and refuses everything unless it is a
 // consumer group (NON_EMPTY_GROUP); a group known neither in memory nor in storage is
 // GROUP_ID_NOT_FOUND. Deletions are acknowledged once they are in the coordinator log.
-func (b *Broker) offsetDelete(ctx context.Context, _ *listener.ConnContext, req *kmsg.OffsetDeleteRequest) (kmsg.Response, error) {
+func (b *Broker) offsetDelete(ctx context.Context, cc *listener.ConnContext, req *kmsg.OffsetDeleteRequest) (kmsg.Response, error) {
+	if err := b.coordinatorError(cc, req.Group); err != nil {
+		return groupRefusal(req, err), nil
+	}
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	if b.groups.offsets == nil {
 		resp.ErrorCode = offsetsUnavailable.Code

@@ -29,7 +29,7 @@ func init() {
 // nothing is committed), or with a null topic list (v2+) everything the group committed.
 // v8+ asks for several groups at once. Classic groups need no membership check to read, and
 // there are no pending transactional offsets, so RequireStable changes nothing.
-func (b *Broker) offsetFetch(_ context.Context, _ *listener.ConnContext, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
+func (b *Broker) offsetFetch(_ context.Context, cc *listener.ConnContext, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
@@ -43,7 +43,7 @@ func (b *Broker) offsetFetch(_ context.Context, _ *listener.ConnContext, req *km
 				}
 			}
 			var found []offsets.TopicOffsets
-			found, g.ErrorCode = b.fetchOffsets(rg.Group, wanted)
+			found, g.ErrorCode = b.fetchOffsets(cc, rg.Group, wanted)
 			for _, t := range found {
 				gt := kmsg.NewOffsetFetchResponseGroupTopic()
 				gt.Topic = t.Topic
@@ -67,7 +67,7 @@ func (b *Broker) offsetFetch(_ context.Context, _ *listener.ConnContext, req *km
 			wanted = append(wanted, offsets.TopicPartitions{Topic: t.Topic, Partitions: t.Partitions})
 		}
 	}
-	found, code := b.fetchOffsets(req.Group, wanted)
+	found, code := b.fetchOffsets(cc, req.Group, wanted)
 	partitionErr := int16(0)
 	if code != 0 {
 		if req.Version >= 2 {
@@ -94,9 +94,12 @@ func (b *Broker) offsetFetch(_ context.Context, _ *listener.ConnContext, req *km
 
 // fetchOffsets returns group's committed offsets for wanted (nil: everything committed), or
 // the error code of the whole group.
-func (b *Broker) fetchOffsets(group string, wanted []offsets.TopicPartitions) ([]offsets.TopicOffsets, int16) {
+func (b *Broker) fetchOffsets(cc *listener.ConnContext, group string, wanted []offsets.TopicPartitions) ([]offsets.TopicOffsets, int16) {
 	if b.groups.offsets == nil {
 		return nil, offsetsUnavailable.Code
+	}
+	if err := b.coordinatorError(cc, group); err != nil {
+		return nil, err.Code
 	}
 	found, err := b.groups.offsets.Fetch(group, wanted)
 	if err != nil {

@@ -72,3 +72,61 @@ func TestHandlersAnswerWhatThePlacementSays(t *testing.T) {
 		t.Errorf("DescribeCluster controller %d brokers %+v, want 2 and three brokers", cluster.ControllerID, cluster.Brokers)
 	}
 }
+
+// TestRequestsForAnotherGatewayAreRefused: this gateway (node 1) leads partitions 0 and 3 of
+// threeGateways, coordinates no group and is not the controller, so clients are sent on.
+func TestRequestsForAnotherGatewayAreRefused(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true, placement: threeGateways{}})
+	if g.config.NodeID != 1 {
+		t.Fatalf("the harness runs node %d, this test expects node 1", g.config.NodeID)
+	}
+	g.mkTopic(g.config.DefaultStream, "placed", 3)
+	c := dialRaw(t, g.addr)
+
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version, fetch.MaxBytes = 12, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "placed"
+	for p := range int32(3) {
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition, fp.PartitionMaxBytes = p, 1<<20
+		ft.Partitions = append(ft.Partitions, fp)
+	}
+	fetch.Topics = append(fetch.Topics, ft)
+	fr := c.roundTrip(fetch).(*kmsg.FetchResponse)
+	for _, p := range fr.Topics[0].Partitions {
+		want := int16(0)
+		if p.Partition != 0 {
+			want = 6 // NOT_LEADER_OR_FOLLOWER
+		}
+		if p.ErrorCode != want {
+			t.Errorf("Fetch partition %d: error %d, want %d", p.Partition, p.ErrorCode, want)
+		}
+	}
+
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.ProtocolType, join.SessionTimeoutMillis = 5, "g", "consumer", 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+	if r := c.roundTrip(join).(*kmsg.JoinGroupResponse); r.ErrorCode != 16 {
+		t.Errorf("JoinGroup: error %d, want NOT_COORDINATOR (16)", r.ErrorCode)
+	}
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Version, of.Group = 5, "g"
+	if r := c.roundTrip(of).(*kmsg.OffsetFetchResponse); r.ErrorCode != 16 {
+		t.Errorf("OffsetFetch: error %d, want NOT_COORDINATOR (16)", r.ErrorCode)
+	}
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{"g", "h"}
+	if r := c.roundTrip(dg).(*kmsg.DescribeGroupsResponse); len(r.Groups) != 2 || r.Groups[0].ErrorCode != 16 || r.Groups[1].ErrorCode != 16 {
+		t.Errorf("DescribeGroups: %+v, want NOT_COORDINATOR for both", r.Groups)
+	}
+
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	ct.Version = 4
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "new", 1, 1
+	ct.Topics = append(ct.Topics, rt)
+	if r := c.roundTrip(ct).(*kmsg.CreateTopicsResponse); r.Topics[0].ErrorCode != 41 {
+		t.Errorf("CreateTopics: error %d, want NOT_CONTROLLER (41)", r.Topics[0].ErrorCode)
+	}
+}

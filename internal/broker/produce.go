@@ -154,6 +154,9 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 			case out.Partition < 0 || out.Partition >= int32(partitions):
 				out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue
+			case !b.leads(rt.Topic, out.Partition): // another gateway leads it (ownership.go)
+				out.ErrorCode = kerr.NotLeaderForPartition.Code
+				continue
 			}
 			batch, producer, err := conv.convert(req.Version, rt.Partitions[j].Records, budget, b.idem.enabled)
 			if err != nil {

@@ -22,7 +22,10 @@ func init() {
 }
 
 // syncGroup parks a follower until the leader's assignments arrive (see joinGroup).
-func (b *Broker) syncGroup(ctx context.Context, _ *listener.ConnContext, req *kmsg.SyncGroupRequest) (kmsg.Response, error) {
+func (b *Broker) syncGroup(ctx context.Context, cc *listener.ConnContext, req *kmsg.SyncGroupRequest) (kmsg.Response, error) {
+	if err := b.coordinatorError(cc, req.Group); err != nil {
+		return groupRefusal(req, err), nil
+	}
 	ctx, cancel := b.rebalanceContext(ctx)
 	defer cancel()
 	return b.groups.coordinator.SyncGroup(ctx, req), nil

@@ -36,6 +36,9 @@ type Config struct {
 	// listener.
 	Listeners []Listener
 	NodeID    int
+	// Peers are every gateway of a multi-gateway deployment (BROKERS), this one included;
+	// empty for a single gateway.
+	Peers []Peer
 
 	Bridge Bridge
 
@@ -53,7 +56,9 @@ type Config struct {
 	// ProducerRebuildMessages is how many of a partition's last messages are read to rebuild
 	// its producer state before its first idempotent write (docs/IDEMPOTENCE.md §4).
 	ProducerRebuildMessages int
-	CoordinatorLog          string // "auto", "true" or "false"
+	// CoordinatorLog is "auto", "true" or "false": whether the gateways share group
+	// coordination through the coordinator log's ownership (docs/DEPLOYMENT.md).
+	CoordinatorLog string
 	// CoordinatorLogRecovery is "fallback", "fail" or "skip" (docs/COORDINATOR-LOG.md §5).
 	CoordinatorLogRecovery string
 	MetricsAddr            string

@@ -188,23 +188,6 @@ func TestCrossFieldRules(t *testing.T) {
 	}
 }
 
-func TestUnsupportedFeaturesStopStartup(t *testing.T) {
-	for _, env := range []string{
-		"IGGY_KAFKA_BROKERS=1@a:9093,2@b:9093",
-		"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=false",
-	} {
-		_, err := load(t, nil, env)
-		name, _, _ := strings.Cut(env, "=")
-		if err == nil || !strings.Contains(err.Error(), "not supported yet") || !strings.Contains(err.Error(), name) {
-			t.Errorf("%s: err = %v", env, err)
-		}
-	}
-	// The off values of those settings are fine.
-	if _, err := load(t, nil, "IGGY_KAFKA_SASL_ENABLED=false", "IGGY_KAFKA_IGGY_TLS_ENABLED=false", "IGGY_KAFKA_TLS_CLIENT_AUTH=none", "IGGY_KAFKA_COORDINATOR_LOG_ENABLED=true"); err != nil {
-		t.Error(err)
-	}
-}
-
 func TestListeners(t *testing.T) {
 	c, err := load(t, nil, "IGGY_KAFKA_LISTENERS=PLAINTEXT://0.0.0.0:9093", "IGGY_KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://gw1:19093")
 	if err != nil {

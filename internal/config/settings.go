@@ -103,11 +103,11 @@ var settings = []*setting{
 		func(c *Config) *time.Duration { return &c.ProducerExpiry }),
 	intSetting("PRODUCER_REBUILD_MESSAGES", 10000, 0, 1000000, "how many of a partition's last messages are read, before its first idempotent write after a start, to recognise retries of batches written before the start (0: none)",
 		func(c *Config) *int { return &c.ProducerRebuildMessages }),
-	strSetting("BROKERS", "", "id@host:port,...", "every gateway of a multi-gateway deployment (not supported yet)",
+	strSetting("BROKERS", "", "id@host:port,...", "every gateway of a multi-gateway deployment, this one included, each at the address it advertises (docs/DEPLOYMENT.md; unset: a single gateway)",
 		func(c *Config, v string) error { c.Brokers = v; return nil }),
 	intSetting("NODE_ID", 1, 0, MaxNodeID, "this gateway's broker id (unique per gateway; also the high bits of producer ids)",
 		func(c *Config) *int { return &c.NodeID }),
-	strSetting("COORDINATOR_LOG_ENABLED", "auto", "auto|true|false", "shared coordinator log in Iggy for groups and offsets",
+	strSetting("COORDINATOR_LOG_ENABLED", "auto", "auto|true|false", "with BROKERS, share group coordination and the controller among the live gateways through the coordinator log in Iggy: auto = on when the bridge account may (else a warning and off), true = on or refuse to start, false = the lowest node id coordinates every group and is the controller",
 		func(c *Config, v string) error { return oneOf(v, &c.CoordinatorLog, "auto", "true", "false") }),
 	strSetting("COORDINATOR_LOG_RECOVERY", "fallback", "fallback|fail|skip", "damaged coordinator log at startup: fallback = recover from an earlier checkpoint or a full replay (logged), fail = refuse to start, skip = fallback and also skip corrupt records (their commits are lost)",
 		func(c *Config, v string) error {

@@ -12,10 +12,13 @@ import (
 const devCredentials = "iggy"
 
 func (c *Config) validate(explicit map[string]bool) error {
-	if err := c.refuseUnsupported(explicit); err != nil {
+	if err := c.checkBridgeTLS(explicit); err != nil {
 		return err
 	}
 	if err := c.buildListeners(explicit); err != nil {
+		return err
+	}
+	if err := c.buildPeers(explicit); err != nil {
 		return err
 	}
 	if err := c.buildBridge(explicit); err != nil {
@@ -34,25 +37,8 @@ func (c *Config) validate(explicit map[string]bool) error {
 	return nil
 }
 
-// refuseUnsupported stops startup for features of the specification that this version does not
-// implement: accepting them silently would let an operator believe, say, that traffic is
-// encrypted.
-func (c *Config) refuseUnsupported(explicit map[string]bool) error {
-	refuse := []struct {
-		name    string
-		active  bool
-		feature string
-	}{
-		{"BROKERS", c.Brokers != "", "several gateways (BROKERS)"},
-		// With the bridge, committed offsets are always kept in the coordinator log: there is
-		// no other place that round-trips them, so "false" cannot be honoured.
-		{"COORDINATOR_LOG_ENABLED", c.CoordinatorLog == "false", "keeping committed offsets without the coordinator log"},
-	}
-	for _, r := range refuse {
-		if r.active {
-			return fmt.Errorf("%s%s is set, but %s is not supported yet by this gateway; unset it", EnvPrefix, r.name, r.feature)
-		}
-	}
+// checkBridgeTLS refuses bridge TLS settings that would be ignored because bridge TLS is off.
+func (c *Config) checkBridgeTLS(explicit map[string]bool) error {
 	for _, name := range []string{"IGGY_TLS_DOMAIN", "IGGY_TLS_CA_FILE"} {
 		if explicit[name] && !c.Bridge.TLSEnabled {
 			return fmt.Errorf("%s%s only applies with %sIGGY_TLS_ENABLED=true", EnvPrefix, name, EnvPrefix)

@@ -41,12 +41,8 @@ const (
 // onReconnect is the client's reconnect hook (iggy.Config.OnReconnect).
 func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger, onReconnect func()) (*iggy.Client, error) {
 	deadline := time.Now().Add(b.RetryWindow)
-	cfg := iggy.Config{
-		Addr: b.Addr, Username: b.Username, Password: b.Password.Reveal(),
-		TLSEnabled: b.TLSEnabled, TLSDomain: b.TLSDomain, TLSCAFile: b.TLSCAFile,
-		DialTimeout: min(iggy.DefaultDialTimeout, b.RetryWindow), PoolSize: b.PoolSize,
-		OnReconnect: onReconnect,
-	}
+	cfg := bridgeConfig(b)
+	cfg.OnReconnect = onReconnect
 	backoff := firstBackoff
 	for attempt := 1; ; attempt++ {
 		cl, err := iggy.Dial(ctx, cfg)
@@ -72,6 +68,15 @@ func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger, onRec
 			return nil, ctx.Err()
 		}
 		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// bridgeConfig is the Iggy client configuration of the bridge account.
+func bridgeConfig(b config.Bridge) iggy.Config {
+	return iggy.Config{
+		Addr: b.Addr, Username: b.Username, Password: b.Password.Reveal(),
+		TLSEnabled: b.TLSEnabled, TLSDomain: b.TLSDomain, TLSCAFile: b.TLSCAFile,
+		DialTimeout: min(iggy.DefaultDialTimeout, b.RetryWindow), PoolSize: b.PoolSize,
 	}
 }
 

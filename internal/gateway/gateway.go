@@ -39,6 +39,7 @@ type Gateway struct {
 	ready       atomic.Bool                 // Kafka listeners are serving
 	bridge      atomic.Pointer[iggy.Client] // for readiness checks from the HTTP goroutines
 	offsets     *offsets.Store              // committed offsets; nil without the bridge
+	cluster     *cluster                    // with BROKERS and the bridge: membership and ownership
 	broker      *broker.Broker
 	security    *auth.Security
 	stopReload  context.CancelFunc // ends the TLS reload loop
@@ -104,11 +105,22 @@ func (g *Gateway) start(ctx context.Context) error {
 		if err := ensureDefaultStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
 			return err
 		}
-		if g.offsets, err = loadOffsets(ctx, cl, g.log, durability.Mode(cfg.TopicFlush), g.offsetsOption); err != nil {
-			return err
+		flush := durability.Mode(cfg.TopicFlush)
+		if len(cfg.Peers) == 0 {
+			if g.offsets, err = loadOffsets(ctx, cl, g.log, flush, g.offsetsOption); err != nil {
+				return err
+			}
+		} else {
+			if g.offsets, err = newOffsets(coordinatorLog(cl, flush), g.log, g.offsetsOption); err != nil {
+				return err
+			}
+			if g.cluster, err = g.startCluster(ctx, g.offsets); err != nil {
+				return err
+			}
+			opts.Placement = g.cluster.place
 		}
 		warnBufferedTopics(ctx, cl, cfg.DefaultStream, g.log)
-		if opts.Epochs, err = openEpochLog(ctx, cl, g.log, durability.Mode(cfg.TopicFlush)); err != nil {
+		if opts.Epochs, err = openEpochLog(ctx, cl, g.log, flush); err != nil {
 			return err
 		}
 		if g.metrics != nil {
@@ -218,6 +230,16 @@ func (g *Gateway) shutdown() {
 	g.serving.Wait()
 	g.broker.StopTruncationChecks()
 	g.closeOffsets()
+	g.closeCluster()
+}
+
+// closeCluster leaves the gateway membership: the other gateways take over this one's
+// partitions and groups.
+func (g *Gateway) closeCluster() {
+	if g.cluster != nil {
+		g.cluster.close()
+		g.cluster = nil
+	}
 }
 
 // close releases the metrics endpoint, Iggy sessions and the dev server; safe after a
@@ -233,6 +255,7 @@ func (g *Gateway) close() {
 		g.httpServing.Wait()
 		g.http = nil
 	}
+	g.closeCluster() // after a failed start
 	if g.iggy != nil {
 		if err := g.iggy.Close(); err != nil {
 			g.log.Warn("closing the Iggy client", "err", err)

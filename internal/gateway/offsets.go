@@ -16,12 +16,8 @@ import (
 // its view (latest checkpoint plus the records after it) before any Kafka connection is
 // accepted, so that no client is ever told "nothing committed" for a group that has commits.
 func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode, option func(*offsets.Config)) (*offsets.Store, error) {
-	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions)
-	ilog.Flush = flush
-	cfg := offsets.DefaultConfig(ilog)
-	cfg.Logger = log.With("component", "offsets")
-	option(&cfg)
-	store, err := offsets.New(cfg)
+	ilog := coordinatorLog(api, flush)
+	store, err := newOffsets(ilog, log, option)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +52,22 @@ func openEpochLog(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, fl
 		return nil, fmt.Errorf("opening the leader-epoch log in Iggy stream %q, topic %q: %w", offsets.DefaultStream, offsets.EpochTopic, err)
 	}
 	return el, nil
+}
+
+// coordinatorLog is the Iggy topic the committed-offset store keeps its log in, created (when
+// missing) with the gateway's flush mode.
+func coordinatorLog(api offsets.IggyAPI, flush durability.Mode) *offsets.IggyLog {
+	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions)
+	ilog.Flush = flush
+	return ilog
+}
+
+// newOffsets returns the committed-offset store over the coordinator log, not loaded yet.
+func newOffsets(ilog *offsets.IggyLog, log *slog.Logger, option func(*offsets.Config)) (*offsets.Store, error) {
+	cfg := offsets.DefaultConfig(ilog)
+	cfg.Logger = log.With("component", "offsets")
+	option(&cfg)
+	return offsets.New(cfg)
 }
 
 // offsetsOption applies the coordinator-log settings to the store's configuration.

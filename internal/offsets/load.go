@@ -32,6 +32,7 @@ func (s *Store) Load(ctx context.Context) error {
 		}
 	}
 	for _, p := range s.parts {
+		p.state.Store(stateServing)
 		go s.run(p)
 	}
 	s.loaded.Store(true)

@@ -80,7 +80,7 @@ func (s *Store) Commit(ctx context.Context, group string, commits []Commit) []er
 // LeaderEpoch -1 and empty metadata where nothing is committed (Kafka's answer). The error is
 // COORDINATOR_LOAD_IN_PROGRESS while loading; reads never touch the log.
 func (s *Store) Fetch(group string, topics []TopicPartitions) ([]TopicOffsets, error) {
-	if err := s.ready(); err != nil {
+	if err := s.Serving(group); err != nil {
 		return nil, err
 	}
 	p := s.partitionOf(group)
@@ -201,15 +201,15 @@ func generationRecords(v view, group string, generation int32, protocolType stri
 // group in order with every other write (docs/COORDINATOR-LOG.md §4); failures are logged: a
 // lost generation record only costs generation continuity after a restart.
 func (s *Store) OnGeneration(ev groups.GenerationEvent) {
-	if s.ready() != nil || len(ev.Group) > s.cfg.MaxNameBytes {
-		return
+	if len(ev.Group) > s.cfg.MaxNameBytes || s.Serving(ev.Group) != nil {
+		return // another gateway owns the group's log partition: it alone writes there
 	}
 	s.partitionOf(ev.Group).w.queueGeneration(ev)
 }
 
 // LookupGroup implements groups.Stored.
 func (s *Store) LookupGroup(name string) (protocolType string, generation int32, ok bool) {
-	if s.ready() != nil {
+	if s.Serving(name) != nil {
 		return "", 0, false
 	}
 	p := s.partitionOf(name)
@@ -223,12 +223,16 @@ func (s *Store) LookupGroup(name string) (protocolType string, generation int32,
 }
 
 // RangeGroups implements groups.Stored: it calls fn for every group with stored state, in no
-// particular order.
+// particular order. Groups of log partitions this store does not serve are left out: the
+// gateway that owns them lists them.
 func (s *Store) RangeGroups(fn func(name, protocolType string)) {
 	if s.ready() != nil {
 		return
 	}
 	for _, p := range s.parts {
+		if p.serving() != nil {
+			continue
+		}
 		p.mu.RLock()
 		for name, g := range p.groups {
 			fn(name, g.protocolType)

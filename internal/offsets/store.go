@@ -139,6 +139,8 @@ type partition struct {
 	id int
 	w  *writer
 
+	state atomic.Int32 // stateNotOwned, stateLoading or stateServing (ownership.go)
+
 	// Owned by Load, then by the writer goroutine.
 	checkpoint      uint64 // first record of the latest complete checkpoint
 	sinceCheckpoint int    // records appended after it
@@ -190,7 +192,7 @@ func (s *Store) checkGroup(group string) error {
 	if len(group) > s.cfg.MaxNameBytes {
 		return kerr.InvalidGroupID
 	}
-	return nil
+	return s.partitionOf(group).serving()
 }
 
 // ErrorCode returns the Kafka error code for an error returned by the store: 0 for nil, the

@@ -26,6 +26,9 @@ type writer struct {
 	gens   map[string]groups.GenerationEvent
 	wake   chan struct{} // capacity 1: generations are pending
 
+	// control runs a function on the writer goroutine between appends (Acquire's reload).
+	control chan func()
+
 	closeCtx context.Context // for the final checkpoint; set before stop is closed
 	closeErr error           // the final checkpoint's error; read after done
 }
@@ -47,6 +50,8 @@ func newWriter(queue int) *writer {
 		done:  make(chan struct{}),
 		gens:  make(map[string]groups.GenerationEvent),
 		wake:  make(chan struct{}, 1),
+
+		control: make(chan func()),
 	}
 }
 
@@ -117,6 +122,9 @@ func (s *Store) run(p *partition) {
 			select {
 			case first = <-w.queue:
 			case <-w.wake:
+			case f := <-w.control:
+				f()
+				continue
 			case <-w.stop:
 				s.drain(p)
 				return
@@ -143,7 +151,8 @@ func (s *Store) drain(p *partition) {
 			break
 		}
 	}
-	if p.sinceCheckpoint > 0 {
+	// Only the owner writes a checkpoint: another gateway may be writing this partition.
+	if p.sinceCheckpoint > 0 && p.serving() == nil {
 		p.w.closeErr = s.writeCheckpoint(p.w.closeCtx, p)
 	}
 }
