@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
+	"github.com/iggygw/iggy-gateway-kafka/internal/authz"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
@@ -40,6 +41,9 @@ type Options struct {
 	Placement placement.Placement
 	// Authenticator verifies SASL credentials; nil when no listener uses SASL.
 	Authenticator *auth.Authenticator
+	// Permissions is where identified users' Iggy permissions are read (authorize.go); nil:
+	// Iggy, when it can read users (an *iggy.Client can).
+	Permissions authz.Source
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -52,6 +56,7 @@ type Broker struct {
 	topics    *topicmap.Cache
 	producers *producers.Allocator
 	authn     *auth.Authenticator
+	authz     *authz.Cache // identified users' permissions; nil without the bridge
 	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
 	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
@@ -114,6 +119,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	if opts.Iggy != nil {
 		b.topics = topicmap.NewCache(cfg.TopicMap, b.lookupTopic, 0)
+		b.authz = permissionCache(opts, cfg.AuthzRefreshInterval)
 	}
 	for _, l := range cfg.Listeners {
 		b.endpoints[l.Name] = endpoint{host: l.AdvertisedHost, port: int32(l.AdvertisedPort), protocol: l.Protocol}
@@ -129,7 +135,7 @@ func (b *Broker) bind(r route) listener.Handler {
 	serve := r.serve
 	return listener.Handler{
 		Serve: func(ctx context.Context, cc *listener.ConnContext, req kmsg.Request) (kmsg.Response, error) {
-			return serve(b, ctx, cc, req)
+			return b.authorized(ctx, cc, req, serve)
 		},
 		Concurrent:       r.concurrent,
 		Pipelined:        r.pipelined,
