@@ -56,7 +56,7 @@ type Broker struct {
 	topics    *topicmap.Cache
 	producers *producers.Allocator
 	authn     *auth.Authenticator
-	authz     *authz.Cache // identified users' permissions; nil without the bridge
+	authz     *authz.Cache    // identified users' permissions; nil without the bridge
 	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
 	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
