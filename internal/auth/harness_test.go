@@ -142,7 +142,8 @@ func startSecureIggy(t *testing.T, iggyTLS bool, protocols []string, env ...stri
 	return g
 }
 
-// createUsers creates the default stream and the test users with the root account.
+// createUsers creates the default stream and the test users, who may manage it, with the
+// root account.
 func (g *secureGateway) createUsers(iggyTLS bool) {
 	t := g.t
 	ctx := ctxT(t)
@@ -155,11 +156,14 @@ func (g *secureGateway) createUsers(iggyTLS bool) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if _, err := cl.CreateStream(ctx, "kafka"); err != nil {
+	st, err := cl.CreateStream(ctx, "kafka")
+	if err != nil {
 		t.Fatal(err)
 	}
+	// The test users own the default stream: requests are authorized against these grants.
+	own := &wire.Permissions{Streams: []wire.StreamPermissions{{StreamID: st.ID, ManageStream: true}}}
 	for u, p := range testUsers {
-		if _, err := cl.CreateUser(ctx, u, p, wire.UserActive, nil); err != nil {
+		if _, err := cl.CreateUser(ctx, u, p, wire.UserActive, own); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
+	"github.com/iggygw/iggy-gateway-kafka/internal/authz"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
@@ -44,6 +45,9 @@ type Options struct {
 	Epochs EpochLog
 	// OnTruncation, if set, is called for each partition truncation detected (a metrics hook).
 	OnTruncation func()
+	// Permissions is where identified users' Iggy permissions are read (authorize.go); nil:
+	// Iggy, when it can read users (an *iggy.Client can).
+	Permissions authz.Source
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -56,6 +60,7 @@ type Broker struct {
 	topics    *topicmap.Cache
 	producers *producers.Allocator
 	authn     *auth.Authenticator
+	authz     *authz.Cache    // identified users' permissions; nil without the bridge
 	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
 	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
@@ -124,6 +129,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	if opts.Iggy != nil {
 		b.topics = topicmap.NewCache(cfg.TopicMap, b.lookupTopic, 0)
+		b.authz = permissionCache(opts, cfg.AuthzRefreshInterval)
 	}
 	for _, l := range cfg.Listeners {
 		b.endpoints[l.Name] = endpoint{host: l.AdvertisedHost, port: int32(l.AdvertisedPort), protocol: l.Protocol}
@@ -139,7 +145,7 @@ func (b *Broker) bind(r route) listener.Handler {
 	serve := r.serve
 	return listener.Handler{
 		Serve: func(ctx context.Context, cc *listener.ConnContext, req kmsg.Request) (kmsg.Response, error) {
-			return serve(b, ctx, cc, req)
+			return b.authorized(ctx, cc, req, serve)
 		},
 		Concurrent:       r.concurrent,
 		Pipelined:        r.pipelined,

@@ -70,6 +70,8 @@ type Config struct {
 	SASLSessionLifetime time.Duration
 	// TLSReloadInterval is how often the TLS files are checked for changes.
 	TLSReloadInterval time.Duration
+	// AuthzRefreshInterval is how long a user's permission snapshot is trusted.
+	AuthzRefreshInterval time.Duration
 	// PrincipalMapper maps client certificate subjects to Iggy users; set when SSL listeners
 	// ask for client certificates.
 	PrincipalMapper *sslprincipal.Mapper

@@ -62,6 +62,8 @@ var settings = []*setting{
 		func(c *Config) *time.Duration { return &c.SASLSessionLifetime }),
 	durationSetting("TLS_RELOAD_INTERVAL", 10*time.Second, "how often the TLS certificate, key and client CA files are checked for changes",
 		func(c *Config) *time.Duration { return &c.TLSReloadInterval }),
+	durationSetting("AUTHZ_REFRESH_INTERVAL", 10*time.Second, "how long an identified user's Iggy permissions are trusted before they are read again: the bound on how late a revoked permission takes effect (docs/SECURITY.md)",
+		func(c *Config) *time.Duration { return &c.AuthzRefreshInterval }),
 	strSetting("TLS_PRINCIPAL_MAPPING_RULES", "", "rules", "client certificate subject → Iggy user name, Kafka's ssl.principal.mapping.rules syntax (RULE:pattern/replacement/[LU], DEFAULT; default DEFAULT: the whole subject)",
 		func(c *Config, v string) error { c.TLSPrincipalMappingRules = v; return nil }),
 

@@ -1,0 +1,126 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Produce needs send on the topic, Fetch and ListOffsets need poll, OffsetForLeaderEpoch needs
+// any permission on the topic (Kafka's DESCRIBE): refused topics are answered with
+// TOPIC_AUTHORIZATION_FAILED (29) on each of their partitions.
+
+func init() {
+	authorizeWith(kmsg.Produce, authorizeProduce)
+	authorizeWith(kmsg.Fetch, authorizeFetch)
+	authorizeWith(kmsg.ListOffsets, authorizeListOffsets)
+	authorizeWith(kmsg.OffsetForLeaderEpoch, authorizeOffsetForLeaderEpoch)
+}
+
+func authorizeProduce(_ *Broker, _ context.Context, a *access, req *kmsg.ProduceRequest, next serveNext) (kmsg.Response, error) {
+	var refused []kmsg.ProduceRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.ProduceRequestTopic) bool { return a.canSend(t.Topic) })
+	resp, err := next(req)
+	if err != nil || resp == nil || len(refused) == 0 { // nil: acks=0 has no answer
+		return resp, err
+	}
+	pr := inner(resp).(*kmsg.ProduceResponse)
+	for _, rt := range refused {
+		t := kmsg.NewProduceResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewProduceResponseTopicPartition()
+			p.Partition, p.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+			t.Partitions = append(t.Partitions, p)
+		}
+		pr.Topics = append(pr.Topics, t)
+	}
+	return resp, nil
+}
+
+func authorizeFetch(_ *Broker, _ context.Context, a *access, req *kmsg.FetchRequest, next serveNext) (kmsg.Response, error) {
+	var refused []kmsg.FetchRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.FetchRequestTopic) bool { return a.canPoll(t.Topic) })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	fr := inner(resp).(*kmsg.FetchResponse)
+	for _, rt := range refused {
+		t := kmsg.NewFetchResponseTopic()
+		t.Topic, t.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewFetchResponseTopicPartition()
+			p.Partition, p.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+			p.HighWatermark, p.LastStableOffset, p.LogStartOffset = -1, -1, -1
+			t.Partitions = append(t.Partitions, p)
+		}
+		fr.Topics = append(fr.Topics, t)
+	}
+	return resp, nil
+}
+
+func authorizeListOffsets(_ *Broker, _ context.Context, a *access, req *kmsg.ListOffsetsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []kmsg.ListOffsetsRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.ListOffsetsRequestTopic) bool { return a.canPoll(t.Topic) })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	lr := inner(resp).(*kmsg.ListOffsetsResponse)
+	for _, rt := range refused {
+		t := kmsg.NewListOffsetsResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewListOffsetsResponseTopicPartition()
+			p.Partition, p.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+			t.Partitions = append(t.Partitions, p)
+		}
+		lr.Topics = append(lr.Topics, t)
+	}
+	return resp, nil
+}
+
+func authorizeOffsetForLeaderEpoch(_ *Broker, _ context.Context, a *access, req *kmsg.OffsetForLeaderEpochRequest, next serveNext) (kmsg.Response, error) {
+	var refused []kmsg.OffsetForLeaderEpochRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return a.canDescribe(t.Topic) })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	or := inner(resp).(*kmsg.OffsetForLeaderEpochResponse)
+	for _, rt := range refused {
+		t := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			p.Partition, p.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+			p.LeaderEpoch, p.EndOffset = -1, -1
+			t.Partitions = append(t.Partitions, p)
+		}
+		or.Topics = append(or.Topics, t)
+	}
+	return resp, nil
+}
+
+// split separates the items allowed from the refused ones, keeping their order. It returns
+// the input slice itself when nothing is refused.
+func split[T any](items []T, allowed func(T) bool) (kept, refused []T) {
+	for i, it := range items {
+		if allowed(it) {
+			if refused != nil {
+				kept = append(kept, it)
+			}
+			continue
+		}
+		if refused == nil {
+			kept = append(make([]T, 0, len(items)), items[:i]...)
+		}
+		refused = append(refused, it)
+	}
+	if refused == nil {
+		return items, nil
+	}
+	return kept, refused
+}

@@ -1,0 +1,270 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Iggy has no permission on Kafka consumer groups, so a group's access follows from the topics
+// it consumes (docs/SECURITY.md, "Consumer groups"): a user may use a group (find its
+// coordinator, join, sync, heartbeat, leave, describe, list it, fetch and commit its offsets,
+// delete its offsets or the group) when it may poll somewhere at all and may poll every topic
+// the group has committed offsets for. A group with another tenant's offsets is therefore
+// closed to a user who cannot read that tenant's topics (GROUP_AUTHORIZATION_FAILED, 30).
+// Committing, fetching and deleting offsets of a topic needs poll on it too (29).
+
+func init() {
+	authorizeWith(kmsg.FindCoordinator, authorizeFindCoordinator)
+	authorizeWith(kmsg.JoinGroup, func(b *Broker, _ context.Context, a *access, req *kmsg.JoinGroupRequest, next serveNext) (kmsg.Response, error) {
+		if code := b.groupAccess(a, req.Group); code != 0 {
+			resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+			resp.ErrorCode, resp.Generation = code, -1
+			return resp, nil
+		}
+		return next(req)
+	})
+	authorizeWith(kmsg.SyncGroup, func(b *Broker, _ context.Context, a *access, req *kmsg.SyncGroupRequest, next serveNext) (kmsg.Response, error) {
+		if code := b.groupAccess(a, req.Group); code != 0 {
+			resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+			resp.ErrorCode = code
+			return resp, nil
+		}
+		return next(req)
+	})
+	authorizeWith(kmsg.Heartbeat, func(b *Broker, _ context.Context, a *access, req *kmsg.HeartbeatRequest, next serveNext) (kmsg.Response, error) {
+		if code := b.groupAccess(a, req.Group); code != 0 {
+			resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+			resp.ErrorCode = code
+			return resp, nil
+		}
+		return next(req)
+	})
+	authorizeWith(kmsg.LeaveGroup, func(b *Broker, _ context.Context, a *access, req *kmsg.LeaveGroupRequest, next serveNext) (kmsg.Response, error) {
+		if code := b.groupAccess(a, req.Group); code != 0 {
+			resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+			resp.ErrorCode = code
+			return resp, nil
+		}
+		return next(req)
+	})
+	authorizeWith(kmsg.DescribeGroups, authorizeDescribeGroups)
+	authorizeWith(kmsg.ListGroups, authorizeListGroups)
+	authorizeWith(kmsg.DeleteGroups, authorizeDeleteGroups)
+	authorizeWith(kmsg.OffsetCommit, authorizeOffsetCommit)
+	authorizeWith(kmsg.OffsetFetch, authorizeOffsetFetch)
+	authorizeWith(kmsg.OffsetDelete, authorizeOffsetDelete)
+}
+
+// groupAccess returns 0 when the user may use group, else the error code to answer:
+// GROUP_AUTHORIZATION_FAILED, or COORDINATOR_LOAD_IN_PROGRESS while the committed offsets that
+// decide it are still loading.
+func (b *Broker) groupAccess(a *access, group string) int16 {
+	if !a.check(a.grants.PollsAnywhere()) {
+		return kerr.GroupAuthorizationFailed.Code
+	}
+	if b.groups.offsets == nil {
+		return 0
+	}
+	committed, err := b.groups.offsets.Fetch(group, nil)
+	if err != nil {
+		return kerr.CoordinatorLoadInProgress.Code
+	}
+	for _, t := range committed {
+		if !a.canPoll(t.Topic) {
+			return kerr.GroupAuthorizationFailed.Code
+		}
+	}
+	return 0
+}
+
+func authorizeFindCoordinator(b *Broker, _ context.Context, a *access, req *kmsg.FindCoordinatorRequest, next serveNext) (kmsg.Response, error) {
+	if req.CoordinatorType != 0 { // transactions: the handler refuses them
+		return next(req)
+	}
+	if req.Version < 4 {
+		if code := b.groupAccess(a, req.CoordinatorKey); code != 0 {
+			resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+			resp.ErrorCode, resp.NodeID, resp.Port = code, -1, -1
+			return resp, nil
+		}
+		return next(req)
+	}
+	var refused []string
+	req.CoordinatorKeys, refused = split(req.CoordinatorKeys, func(g string) bool { return b.groupAccess(a, g) == 0 })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	fr := inner(resp).(*kmsg.FindCoordinatorResponse)
+	for _, g := range refused {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.NodeID, c.Port, c.ErrorCode = g, -1, -1, b.groupAccess(a, g)
+		fr.Coordinators = append(fr.Coordinators, c)
+	}
+	return resp, nil
+}
+
+func authorizeDescribeGroups(b *Broker, _ context.Context, a *access, req *kmsg.DescribeGroupsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []string
+	req.Groups, refused = split(req.Groups, func(g string) bool { return b.groupAccess(a, g) == 0 })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	dr := inner(resp).(*kmsg.DescribeGroupsResponse)
+	for _, g := range refused {
+		rg := kmsg.NewDescribeGroupsResponseGroup()
+		rg.Group, rg.ErrorCode = g, b.groupAccess(a, g)
+		dr.Groups = append(dr.Groups, rg)
+	}
+	return resp, nil
+}
+
+// authorizeListGroups lists only the groups the user may use.
+func authorizeListGroups(b *Broker, _ context.Context, a *access, req *kmsg.ListGroupsRequest, next serveNext) (kmsg.Response, error) {
+	resp, err := next(req)
+	if err != nil {
+		return resp, err
+	}
+	lr := inner(resp).(*kmsg.ListGroupsResponse)
+	lr.Groups, _ = split(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return b.groupAccess(a, g.Group) == 0 })
+	return resp, nil
+}
+
+func authorizeDeleteGroups(b *Broker, _ context.Context, a *access, req *kmsg.DeleteGroupsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []string
+	req.Groups, refused = split(req.Groups, func(g string) bool { return b.groupAccess(a, g) == 0 })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	dr := inner(resp).(*kmsg.DeleteGroupsResponse)
+	for _, g := range refused {
+		rg := kmsg.NewDeleteGroupsResponseGroup()
+		rg.Group, rg.ErrorCode = g, b.groupAccess(a, g)
+		dr.Groups = append(dr.Groups, rg)
+	}
+	return resp, nil
+}
+
+func authorizeOffsetCommit(b *Broker, _ context.Context, a *access, req *kmsg.OffsetCommitRequest, next serveNext) (kmsg.Response, error) {
+	groupCode := b.groupAccess(a, req.Group)
+	var refused []kmsg.OffsetCommitRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool { return groupCode == 0 && a.canPoll(t.Topic) })
+	if len(req.Topics) == 0 {
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		appendCommitRefusals(resp, refused, groupCode)
+		return resp, nil
+	}
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	appendCommitRefusals(inner(resp).(*kmsg.OffsetCommitResponse), refused, groupCode)
+	return resp, nil
+}
+
+func appendCommitRefusals(resp *kmsg.OffsetCommitResponse, refused []kmsg.OffsetCommitRequestTopic, groupCode int16) {
+	code := groupCode
+	if code == 0 {
+		code = kerr.TopicAuthorizationFailed.Code
+	}
+	for _, rt := range refused {
+		t := kmsg.NewOffsetCommitResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewOffsetCommitResponseTopicPartition()
+			p.Partition, p.ErrorCode = rp.Partition, code
+			t.Partitions = append(t.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+}
+
+// authorizeOffsetFetch answers, then removes what the user may not see: a refused group's
+// offsets become its error, a named topic it may not poll gets 29 on each partition, and a
+// listing of all the group's offsets omits such topics.
+func authorizeOffsetFetch(b *Broker, _ context.Context, a *access, req *kmsg.OffsetFetchRequest, next serveNext) (kmsg.Response, error) {
+	resp, err := next(req)
+	if err != nil {
+		return resp, err
+	}
+	or := inner(resp).(*kmsg.OffsetFetchResponse)
+	if req.Version >= 8 {
+		for i := range or.Groups {
+			g := &or.Groups[i]
+			named := i < len(req.Groups) && req.Groups[i].Topics != nil
+			if code := b.groupAccess(a, g.Group); code != 0 {
+				g.ErrorCode, g.Topics = code, nil
+				continue
+			}
+			g.Topics = filterOffsetTopics(a, g.Topics, named, func(t *kmsg.OffsetFetchResponseGroupTopic) {
+				for j := range t.Partitions {
+					t.Partitions[j].ErrorCode, t.Partitions[j].Offset = kerr.TopicAuthorizationFailed.Code, -1
+				}
+			}, func(t kmsg.OffsetFetchResponseGroupTopic) string { return t.Topic })
+		}
+		return resp, nil
+	}
+	if code := b.groupAccess(a, req.Group); code != 0 {
+		or.ErrorCode = code
+		for i := range or.Topics {
+			for j := range or.Topics[i].Partitions {
+				or.Topics[i].Partitions[j].ErrorCode, or.Topics[i].Partitions[j].Offset = code, -1
+			}
+		}
+		if req.Version >= 2 {
+			or.Topics = nil
+		}
+		return resp, nil
+	}
+	or.Topics = filterOffsetTopics(a, or.Topics, req.Topics != nil, func(t *kmsg.OffsetFetchResponseTopic) {
+		for j := range t.Partitions {
+			t.Partitions[j].ErrorCode, t.Partitions[j].Offset = kerr.TopicAuthorizationFailed.Code, -1
+		}
+	}, func(t kmsg.OffsetFetchResponseTopic) string { return t.Topic })
+	return resp, nil
+}
+
+// filterOffsetTopics handles topics the user may not poll: marked refused when they were
+// named in the request, dropped from a listing of everything.
+func filterOffsetTopics[T any](a *access, topics []T, named bool, refuse func(*T), name func(T) string) []T {
+	if !named {
+		kept, _ := split(topics, func(t T) bool { return a.canPoll(name(t)) })
+		return kept
+	}
+	for i := range topics {
+		if !a.canPoll(name(topics[i])) {
+			refuse(&topics[i])
+		}
+	}
+	return topics
+}
+
+func authorizeOffsetDelete(b *Broker, _ context.Context, a *access, req *kmsg.OffsetDeleteRequest, next serveNext) (kmsg.Response, error) {
+	if code := b.groupAccess(a, req.Group); code != 0 {
+		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = code
+		return resp, nil
+	}
+	var refused []kmsg.OffsetDeleteRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetDeleteRequestTopic) bool { return a.canPoll(t.Topic) })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	dr := inner(resp).(*kmsg.OffsetDeleteResponse)
+	for _, rt := range refused {
+		t := kmsg.NewOffsetDeleteResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewOffsetDeleteResponseTopicPartition()
+			p.Partition, p.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+			t.Partitions = append(t.Partitions, p)
+		}
+		dr.Topics = append(dr.Topics, t)
+	}
+	return resp, nil
+}

@@ -1,0 +1,225 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Metadata lists only topics the user may describe (any permission on them); an explicitly
+// named topic it may not describe gets TOPIC_AUTHORIZATION_FAILED (29), and a listing of all
+// topics omits it silently, as Kafka does. Topic administration needs manage: creating needs
+// manage_topics on the stream (or manage_streams, or the global flags), deleting and changing
+// a topic manage on the topic; broker configurations need the server flags (31).
+
+func init() {
+	authorizeWith(kmsg.Metadata, authorizeMetadata)
+	authorizeWith(kmsg.CreateTopics, authorizeCreateTopics)
+	authorizeWith(kmsg.DeleteTopics, authorizeDeleteTopics)
+	authorizeWith(kmsg.CreatePartitions, authorizeCreatePartitions)
+	authorizeWith(kmsg.DescribeConfigs, authorizeDescribeConfigs)
+	authorizeWith(kmsg.AlterConfigs, authorizeAlterConfigs)
+	authorizeWith(kmsg.IncrementalAlterConfigs, authorizeIncrementalAlterConfigs)
+	authorizeWith(kmsg.InitProducerID, authorizeInitProducerID)
+}
+
+func authorizeMetadata(_ *Broker, _ context.Context, a *access, req *kmsg.MetadataRequest, next serveNext) (kmsg.Response, error) {
+	if req.Topics == nil { // all topics
+		resp, err := next(req)
+		if err != nil {
+			return resp, err
+		}
+		mr := inner(resp).(*kmsg.MetadataResponse)
+		mr.Topics, _ = split(mr.Topics, func(t kmsg.MetadataResponseTopic) bool {
+			return t.Topic == nil || a.grants.Describe(a.target(*t.Topic).Stream, a.target(*t.Topic).Topic)
+		})
+		return resp, nil
+	}
+	var refused []kmsg.MetadataRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.MetadataRequestTopic) bool { return t.Topic == nil || a.canDescribe(*t.Topic) })
+	// Auto-creation needs what CreateTopics needs: without it a missing topic is
+	// UNKNOWN_TOPIC_OR_PARTITION, as Kafka answers a user who may describe but not create.
+	for _, t := range req.Topics {
+		if t.Topic != nil && !a.grants.CreateTopic(a.target(*t.Topic).Stream) {
+			req.AllowAutoTopicCreation = false
+		}
+	}
+	resp, err := next(req)
+	if err != nil {
+		return resp, err
+	}
+	mr := inner(resp).(*kmsg.MetadataResponse)
+	for _, rt := range refused {
+		t := kmsg.NewMetadataResponseTopic()
+		t.Topic, t.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+		mr.Topics = append(mr.Topics, t)
+	}
+	return resp, nil
+}
+
+func authorizeCreateTopics(_ *Broker, _ context.Context, a *access, req *kmsg.CreateTopicsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []kmsg.CreateTopicsRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.CreateTopicsRequestTopic) bool { return a.canCreate(t.Topic) })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	cr := inner(resp).(*kmsg.CreateTopicsResponse)
+	for _, rt := range refused {
+		t := kmsg.NewCreateTopicsResponseTopic()
+		t.Topic, t.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+		t.ErrorMessage = kmsg.StringPtr("creating this topic needs manage_topics on its Iggy stream")
+		cr.Topics = append(cr.Topics, t)
+	}
+	return resp, nil
+}
+
+func authorizeDeleteTopics(_ *Broker, _ context.Context, a *access, req *kmsg.DeleteTopicsRequest, next serveNext) (kmsg.Response, error) {
+	var refusedNames []string
+	// v0–5 name topics in TopicNames, v6 in Topics (a topic id alone is refused by the
+	// handler: this gateway has no topic ids).
+	req.TopicNames, refusedNames = split(req.TopicNames, a.canManage)
+	var refused []kmsg.DeleteTopicsRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.DeleteTopicsRequestTopic) bool { return t.Topic == nil || a.canManage(*t.Topic) })
+	for _, t := range refused {
+		refusedNames = append(refusedNames, *t.Topic)
+	}
+	resp, err := next(req)
+	if err != nil || len(refusedNames) == 0 {
+		return resp, err
+	}
+	dr := inner(resp).(*kmsg.DeleteTopicsResponse)
+	for _, name := range refusedNames {
+		t := kmsg.NewDeleteTopicsResponseTopic()
+		t.Topic, t.ErrorCode = kmsg.StringPtr(name), kerr.TopicAuthorizationFailed.Code
+		dr.Topics = append(dr.Topics, t)
+	}
+	return resp, nil
+}
+
+func authorizeCreatePartitions(_ *Broker, _ context.Context, a *access, req *kmsg.CreatePartitionsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []kmsg.CreatePartitionsRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool { return a.canManage(t.Topic) })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	cr := inner(resp).(*kmsg.CreatePartitionsResponse)
+	for _, rt := range refused {
+		t := kmsg.NewCreatePartitionsResponseTopic()
+		t.Topic, t.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+		cr.Topics = append(cr.Topics, t)
+	}
+	return resp, nil
+}
+
+// configAccess decides one config resource: a topic needs describe (read) or manage (write),
+// the broker the server flags. It returns 0 or the error code to answer.
+func (a *access) configAccess(typ kmsg.ConfigResourceType, name string, write bool) int16 {
+	switch {
+	case typ == kmsg.ConfigResourceTypeTopic && write:
+		if !a.canManage(name) {
+			return kerr.TopicAuthorizationFailed.Code
+		}
+	case typ == kmsg.ConfigResourceTypeTopic:
+		if !a.canDescribe(name) {
+			return kerr.TopicAuthorizationFailed.Code
+		}
+	case write:
+		if !a.check(a.grants.ManageServers()) {
+			return kerr.ClusterAuthorizationFailed.Code
+		}
+	default:
+		if !a.check(a.grants.ReadServers()) {
+			return kerr.ClusterAuthorizationFailed.Code
+		}
+	}
+	return 0
+}
+
+// configRefusal is a refused config resource.
+type configRefusal struct {
+	typ  kmsg.ConfigResourceType
+	name string
+	code int16
+}
+
+// splitConfigs keeps the resources the user may access and lists the refused ones.
+func splitConfigs[T any](a *access, items []T, key func(T) (kmsg.ConfigResourceType, string), write bool) ([]T, []configRefusal) {
+	var refused []configRefusal
+	kept, _ := split(items, func(it T) bool {
+		typ, name := key(it)
+		if code := a.configAccess(typ, name, write); code != 0 {
+			refused = append(refused, configRefusal{typ, name, code})
+			return false
+		}
+		return true
+	})
+	return kept, refused
+}
+
+func authorizeDescribeConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.DescribeConfigsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []configRefusal
+	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return r.ResourceType, r.ResourceName
+	}, false)
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	dr := inner(resp).(*kmsg.DescribeConfigsResponse)
+	for _, r := range refused {
+		res := kmsg.NewDescribeConfigsResponseResource()
+		res.ResourceType, res.ResourceName, res.ErrorCode = r.typ, r.name, r.code
+		dr.Resources = append(dr.Resources, res)
+	}
+	return resp, nil
+}
+
+func authorizeAlterConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.AlterConfigsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []configRefusal
+	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return r.ResourceType, r.ResourceName
+	}, true)
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	ar := inner(resp).(*kmsg.AlterConfigsResponse)
+	for _, r := range refused {
+		res := kmsg.NewAlterConfigsResponseResource()
+		res.ResourceType, res.ResourceName, res.ErrorCode = r.typ, r.name, r.code
+		ar.Resources = append(ar.Resources, res)
+	}
+	return resp, nil
+}
+
+func authorizeIncrementalAlterConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.IncrementalAlterConfigsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []configRefusal
+	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+		return r.ResourceType, r.ResourceName
+	}, true)
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	ir := inner(resp).(*kmsg.IncrementalAlterConfigsResponse)
+	for _, r := range refused {
+		res := kmsg.NewIncrementalAlterConfigsResponseResource()
+		res.ResourceType, res.ResourceName, res.ErrorCode = r.typ, r.name, r.code
+		ir.Resources = append(ir.Resources, res)
+	}
+	return resp, nil
+}
+
+// authorizeInitProducerID: an idempotent producer needs send on some topic (Kafka 2.8+ asks
+// for WRITE on any topic); without it CLUSTER_AUTHORIZATION_FAILED (31).
+func authorizeInitProducerID(_ *Broker, _ context.Context, a *access, req *kmsg.InitProducerIDRequest, next serveNext) (kmsg.Response, error) {
+	if a.check(a.grants.SendsAnywhere()) {
+		return next(req)
+	}
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = kerr.ClusterAuthorizationFailed.Code, -1, -1
+	return resp, nil
+}
