@@ -51,7 +51,9 @@ func iggyClientFor(t *testing.T, env *Env) *iggy.Client {
 
 // franzNativeRead: records produced by franz-go read with the project's Iggy client show the
 // storage format of docs/STORAGE-FORMAT.md: payload = value, kafka.v, kafka.key, kafka.h.*,
-// origin timestamp = Kafka timestamp in µs, kafka.value for a null value.
+// origin timestamp = Kafka timestamp in µs, kafka.value for a null value, and the producer
+// headers (kafka.pid, kafka.epoch, kafka.seq, kafka.count) on the first message of franz-go's
+// idempotent batch.
 func franzNativeRead(t *testing.T, env *Env) {
 	ic := iggyClientFor(t, env)
 	topic := env.CreateTopic(t, 1)
@@ -90,12 +92,41 @@ func franzNativeRead(t *testing.T, env *Env) {
 		}); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
+		if i == 0 {
+			checkProducerHeaders(t, headers, 0, len(want))
+		}
 		w := want[i]
 		if m.Offset != uint64(i) || string(m.Payload) != w.payload || m.OriginTimestamp != uint64(w.origin.UnixMicro()) ||
 			fmt.Sprint(headers) != fmt.Sprint(w.headers) {
 			t.Errorf("message %d: offset %d payload %q origin %d headers %q; want offset %d payload %q origin %d headers %q",
 				i, m.Offset, m.Payload, m.OriginTimestamp, headers, i, w.payload, w.origin.UnixMicro(), w.headers)
 		}
+	}
+}
+
+// checkProducerHeaders checks, and removes from headers, the producer headers an idempotent
+// batch's first message carries (docs/STORAGE-FORMAT.md): a producer id, an epoch, the batch's
+// base sequence and its record count, little-endian.
+func checkProducerHeaders(t *testing.T, headers map[string]string, seq, count int) {
+	t.Helper()
+	le := func(v string) (n int64) {
+		for i := len(v) - 1; i >= 0; i-- {
+			n = n<<8 | int64(v[i])
+		}
+		return n
+	}
+	pid, epoch := headers["kafka.pid"], headers["kafka.epoch"]
+	if len(pid) != 8 || le(pid) < 0 || len(epoch) != 2 {
+		t.Errorf("producer id %q, epoch %q: want 8 and 2 bytes", pid, epoch)
+	}
+	if got := headers["kafka.seq"]; len(got) != 4 || le(got) != int64(seq) {
+		t.Errorf("kafka.seq %q, want %d", got, seq)
+	}
+	if got := headers["kafka.count"]; len(got) != 4 || le(got) != int64(count) {
+		t.Errorf("kafka.count %q, want %d", got, count)
+	}
+	for _, k := range []string{"kafka.pid", "kafka.epoch", "kafka.seq", "kafka.count"} {
+		delete(headers, k)
 	}
 }
 
