@@ -66,8 +66,8 @@ type slot struct {
 	reject string // close the connection without answering this request
 	done   chan struct{}
 	mem    *reservation // request memory held for this request (docs/LIMITS.md)
-	read   time.Time // when the frame arrived
-	key    int16     // api key, also for rejected frames
+	read   time.Time    // when the frame arrived
+	key    int16        // api key, also for rejected frames
 	// started closes when a pipelined request's ordered part is done (nil for others).
 	started   chan struct{}
 	startOnce sync.Once
