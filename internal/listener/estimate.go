@@ -22,6 +22,10 @@ const tagAmplification = 24
 // entryOverhead is added to the size of an array entry's Go type: allocation rounding.
 const entryOverhead = 8
 
+// arrayAllocations: kmsg allocates each decoded array twice (append(a, make([]T, n)...)),
+// and the first copy is garbage that stays resident until the next collection.
+const arrayAllocations = 2
+
 var amplifications sync.Map // int32(key<<16|version) → int64
 
 // decodeAmplification is how many bytes of Go structures one wire byte of a request of this
@@ -82,7 +86,7 @@ func walkArrays(v reflect.Value, encoded func() int, a *int64) {
 			wire := encoded() - one
 			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
 			if wire > 0 {
-				*a = max(*a, (int64(elem.Size())+entryOverhead+int64(wire)-1)/int64(wire))
+				*a = max(*a, (entryCost(elem)+int64(wire)-1)/int64(wire))
 				if elem.Kind() == reflect.Struct {
 					walkArrays(f.Index(0), encoded, a)
 				}
@@ -96,6 +100,21 @@ func walkArrays(v reflect.Value, encoded func() int, a *int64) {
 			f.Set(reflect.Zero(f.Type()))
 		}
 	}
+}
+
+// entryCost is what decoding one array entry of type t allocates at most, besides its nested
+// arrays and strings: the entry twice (arrayAllocations), what its pointer fields point to
+// (kmsg allocates a *string for every nullable string it reads), and allocation rounding.
+func entryCost(t reflect.Type) int64 {
+	n := arrayAllocations*int64(t.Size()) + entryOverhead
+	if t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			if f := t.Field(i).Type; f.Kind() == reflect.Pointer && f.Elem().Kind() != reflect.Struct {
+				n += max(int64(f.Elem().Size()), 16)
+			}
+		}
+	}
+	return n
 }
 
 // sizeOf is about how many bytes of memory the value v refers to beyond its own header:
