@@ -205,3 +205,18 @@ func TestFirstRequestTimeout(t *testing.T) {
 		t.Error("close reason not logged")
 	}
 }
+
+// Metadata v9+ tolerates librdkafka's 3 extra bytes (frame.go), not more.
+func TestMetadataTrailingBytesBounded(t *testing.T) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(9)
+	body := req.AppendTo(nil)
+	for extra, ok := range map[int]bool{0: true, 1: true, 3: true, 4: false, 1000: false} {
+		fresh := kmsg.NewPtrMetadataRequest()
+		fresh.SetVersion(9)
+		err := decodeBody(fresh, append(append([]byte(nil), body...), make([]byte, extra)...))
+		if ok != (err == nil) {
+			t.Errorf("%d trailing bytes: %v", extra, err)
+		}
+	}
+}
