@@ -99,6 +99,7 @@ func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 		return resp, nil
 	}
 	f := b.newFetch(cc, req, resp)
+	f.maxBytes = reserveFetch(ctx, f.maxBytes)
 	if b.bridgeOff() {
 		for i := range f.parts {
 			f.parts[i].fail(kerr.NotLeaderForPartition.Code)
@@ -147,6 +148,23 @@ func fetchSizeHint(resp *kmsg.FetchResponse) int {
 		}
 	}
 	return n
+}
+
+// minFetchReserve is the least request memory a Fetch waits for when the budget is short.
+const minFetchReserve = 64 << 10
+
+// reserveFetch takes request memory for what a Fetch may read (docs/LIMITS.md) and returns how
+// many bytes it may read: all of maxBytes when the budget has them, else what is available
+// now, and when almost nothing is, it waits for a little (bounded by ctx). Concurrent
+// Fetches are answered with less data rather than grow memory past MAX_REQUEST_MEMORY.
+func reserveFetch(ctx context.Context, maxBytes int) int {
+	got := listener.ReserveUpTo(ctx, int64(maxBytes))
+	if want := min(int64(maxBytes), minFetchReserve); got < want {
+		if listener.Reserve(ctx, want-got) == nil {
+			got = want
+		}
+	}
+	return int(max(got, 1))
 }
 
 // newFetch lays out the response in request order and resolves the topics.

@@ -325,9 +325,12 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget, i
 	records, hint := 0, 0
 	for i := range c.batches {
 		h := &c.batches[i].Header
+		if err := h.CheckFromClient(); err != nil {
+			return nil, nil, err
+		}
 		switch {
-		case h.Transactional() || h.Control():
-			return nil, nil, &errRefused{code: kerr.UnsupportedVersion.Code, msg: "transactional and control batches are not supported"}
+		case h.Transactional():
+			return nil, nil, &errRefused{code: kerr.UnsupportedVersion.Code, msg: "transactional batches are not supported"}
 		case h.Codec() == kbatch.CodecZstd && version < 7:
 			return nil, nil, &errRefused{code: kerr.UnsupportedCompressionType.Code, msg: "zstd needs Produce v7 or later"}
 		}

@@ -3,6 +3,7 @@ package broker
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -223,6 +224,15 @@ func (g *gateway) hw(t *testing.T, topic string, partition int) uint64 {
 }
 
 // Refusals come with the right code and write nothing.
+// withHeader returns a copy of the v2 batch b with its header changed by edit and its CRC
+// recomputed, so that only the rule under test is broken.
+func withHeader(b []byte, edit func([]byte)) []byte {
+	b = bytes.Clone(b)
+	edit(b)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
 func TestProduceRefusals(t *testing.T) {
 	g := startGateway(t, gatewayOpts{bridge: true})
 	g.mkTopic("kafka", "r", 2)
@@ -242,7 +252,19 @@ func TestProduceRefusals(t *testing.T) {
 			return r
 		}(), kerr.UnsupportedVersion.Code},
 		{"transactional batch", producePartitionReq(9, -1, "r", 0, produceBatch(t, 0x10, [][]byte{[]byte("a")}, nil)), kerr.UnsupportedVersion.Code},
-		{"control batch", producePartitionReq(9, -1, "r", 0, produceBatch(t, 0x20, [][]byte{[]byte("a")}, nil)), kerr.UnsupportedVersion.Code},
+		// Kafka's LogValidator.validateBatch rules for client batches, with its codes.
+		{"control batch", producePartitionReq(9, -1, "r", 0, produceBatch(t, 0x20, [][]byte{[]byte("a")}, nil)), kerr.InvalidRecord.Code},
+		{"last offset delta past the count", producePartitionReq(9, -1, "r", 0, withHeader(plain, func(b []byte) { binary.BigEndian.PutUint32(b[23:], 5) })), kerr.InvalidRecord.Code},
+		{"negative last offset delta", producePartitionReq(9, -1, "r", 0, withHeader(plain, func(b []byte) { binary.BigEndian.PutUint32(b[23:], 0xffffffff) })), kerr.InvalidRecord.Code},
+		{"empty batch", producePartitionReq(9, -1, "r", 0, withHeader(plain[:61], func(b []byte) {
+			binary.BigEndian.PutUint32(b[8:], 61-12)
+			binary.BigEndian.PutUint32(b[23:], 0)
+			binary.BigEndian.PutUint32(b[57:], 0)
+		})), kerr.InvalidRecord.Code},
+		{"producer id without sequence", producePartitionReq(9, -1, "r", 0, withHeader(plain, func(b []byte) {
+			binary.BigEndian.PutUint64(b[43:], 7)
+			binary.BigEndian.PutUint32(b[53:], 0xffffffff)
+		})), kerr.InvalidRecord.Code},
 		{"zstd before v7", producePartitionReq(6, -1, "r", 0, produceBatch(t, 4, [][]byte{[]byte("a")}, zstdBody)), kerr.UnsupportedCompressionType.Code},
 		{"unknown topic", producePartitionReq(9, -1, "missing", 0, plain), kerr.UnknownTopicOrPartition.Code},
 		{"unknown partition", producePartitionReq(9, -1, "r", 2, plain), kerr.UnknownTopicOrPartition.Code},

@@ -112,10 +112,13 @@ type Limits struct {
 	MaxFrameSize                 int
 	PreAuthMaxFrameSize          int
 	MaxRequestMemory             int
+	MaxRequestMemoryPerAddress   int
 	MaxConnections               int
+	MaxConnectionsPerAddress     int
 	MaxInFlight                  int
 	MaxConcurrentAuthentications int
 	IdleTimeout                  time.Duration
+	FirstRequestTimeout          time.Duration
 	ReadTimeout                  time.Duration
 	WriteTimeout                 time.Duration
 	ShutdownDrainTimeout         time.Duration

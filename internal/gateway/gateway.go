@@ -164,11 +164,13 @@ func (g *Gateway) iggyReconnected() {
 func (g *Gateway) listen() error {
 	lim := g.cfg.Limits
 	budget := listener.NewBudget(int64(lim.MaxRequestMemory)) // one for the whole process
+	budget.SetAddressShare(int64(lim.MaxRequestMemoryPerAddress))
 	lcs := make([]listener.Config, len(g.cfg.Listeners))
 	for i, l := range g.cfg.Listeners {
 		lcs[i] = listener.Config{
 			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
 			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
+			MaxConnectionsPerAddress: lim.MaxConnectionsPerAddress, FirstRequestTimeout: lim.FirstRequestTimeout,
 			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
 			Budget: budget, Observer: g.observer(),
 		}

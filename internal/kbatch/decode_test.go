@@ -262,3 +262,31 @@ func TestIterateWithoutAllocating(t *testing.T) {
 		t.Fatalf("%v allocations per decode of an uncompressed 1000-record batch, want 0", allocs)
 	}
 }
+
+// Kafka's LogValidator.validateBatch rules for batches from clients, all INVALID_RECORD.
+func TestClientBatchRules(t *testing.T) {
+	ok := Header{LastOffsetDelta: 2, NumRecords: 3, ProducerID: -1, BaseSequence: -1}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Header)
+		valid bool
+	}{
+		{"consistent", func(*Header) {}, true},
+		{"idempotent with sequence", func(h *Header) { h.ProducerID, h.BaseSequence = 7, 0 }, true},
+		{"log append time set by the client", func(h *Header) { h.Attributes = attrLogAppendTime }, true},
+		{"last offset delta past the count", func(h *Header) { h.LastOffsetDelta = 5 }, false},
+		{"last offset delta short of the count", func(h *Header) { h.LastOffsetDelta = 0 }, false},
+		{"negative last offset delta", func(h *Header) { h.LastOffsetDelta = -1 }, false},
+		{"empty batch", func(h *Header) { h.LastOffsetDelta, h.NumRecords = -1, 0 }, false},
+		{"zero count with delta 0", func(h *Header) { h.LastOffsetDelta, h.NumRecords = 0, 0 }, false},
+		{"control batch", func(h *Header) { h.Attributes = attrControl }, false},
+		{"producer id without sequence", func(h *Header) { h.ProducerID = 7 }, false},
+	} {
+		h := ok
+		tc.edit(&h)
+		err := h.CheckFromClient()
+		if tc.valid != (err == nil) || err != nil && !errors.Is(err, ErrInvalidRecord) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

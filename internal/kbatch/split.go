@@ -52,3 +52,25 @@ func Split(dst []Batch, data []byte) ([]Batch, error) {
 	}
 	return dst, nil
 }
+
+// CheckFromClient applies the rules Kafka's broker applies to a batch a client produces
+// (LogValidator.validateBatch, origin CLIENT), all answered INVALID_RECORD: the offset range
+// the header declares must be non-empty and match the record count, clients may not write
+// control batches, and a batch with a producer id must carry a sequence. Kafka rewrites, and
+// so accepts, records whose offset deltas are not 0, 1, 2…, and a client-set timestamp type.
+// Batches the gateway builds itself (Fetch) may have offset gaps, so Split does not apply them.
+func (h *Header) CheckFromClient() error {
+	switch {
+	case h.LastOffsetDelta < 0:
+		return invalid("batch has an invalid offset range: last offset delta %d", h.LastOffsetDelta)
+	case h.NumRecords <= 0:
+		return invalid("invalid reported count for record batch: %d", h.NumRecords)
+	case int64(h.LastOffsetDelta)+1 != int64(h.NumRecords):
+		return invalid("inconsistent batch offset range: last offset delta %d and count of records %d", h.LastOffsetDelta, h.NumRecords)
+	case h.Control():
+		return invalid("clients are not allowed to write control records")
+	case h.ProducerID >= 0 && h.BaseSequence < 0:
+		return invalid("invalid sequence number %d in record batch with producer id %d", h.BaseSequence, h.ProducerID)
+	}
+	return nil
+}

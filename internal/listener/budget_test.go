@@ -8,13 +8,13 @@ import (
 func TestBudgetFIFOAndRelease(t *testing.T) {
 	b := NewBudget(100)
 	stop := make(chan struct{})
-	if !b.acquire(60, stop) {
+	if !b.acquire(60, stop, nil) {
 		t.Fatal("first acquire failed")
 	}
 	got := make(chan int64, 3)
-	go func() { b.acquire(50, stop); got <- 50 }()
+	go func() { b.acquire(50, stop, nil); got <- 50 }()
 	waitWaiters(t, b, 1)
-	go func() { b.acquire(10, stop); got <- 10 }() // fits, but must queue behind 50
+	go func() { b.acquire(10, stop, nil); got <- 10 }() // fits, but must queue behind 50
 	waitWaiters(t, b, 2)
 	select {
 	case n := <-got:
@@ -34,18 +34,18 @@ func TestBudgetFIFOAndRelease(t *testing.T) {
 
 func TestBudgetClampsAndStops(t *testing.T) {
 	b := NewBudget(100)
-	if !b.acquire(1000, nil) { // larger than the budget: takes all of it
+	if !b.acquire(1000, nil, nil) { // larger than the budget: takes all of it
 		t.Fatal("oversized acquire failed")
 	}
 	stop := make(chan struct{})
 	done := make(chan bool)
-	go func() { done <- b.acquire(1, stop) }()
+	go func() { done <- b.acquire(1, stop, nil) }()
 	waitWaiters(t, b, 1)
 	close(stop)
 	if <-done {
 		t.Fatal("acquire succeeded after stop")
 	}
-	b.release(1000)
+	b.release(b.clamp(1000)) // what acquire took
 	if b.avail != 100 || len(b.waiters) != 0 {
 		t.Fatalf("avail %d waiters %d", b.avail, len(b.waiters))
 	}

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,6 +48,7 @@ type conn struct {
 	// writing is the slot the writer was on when it returned (read after writerDone).
 	writing *slot
 
+	acct     *account // this connection's share of the request memory budget
 	opened   time.Time
 	requests int
 	// peerGone is set by the reader when the client closed the connection or stopped sending:
@@ -62,12 +65,15 @@ type slot struct {
 	err    error  // close the connection after writing resp
 	reject string // close the connection without answering this request
 	done   chan struct{}
-	mem    int64     // bytes taken from the server's budget for this request's frame
-	read   time.Time // when the frame arrived
-	key    int16     // api key, also for rejected frames
+	mem    *reservation // request memory held for this request (docs/LIMITS.md)
+	read   time.Time    // when the frame arrived
+	key    int16        // api key, also for rejected frames
 	// started closes when a pipelined request's ordered part is done (nil for others).
 	started   chan struct{}
 	startOnce sync.Once
+	// reserved is what the handler reserved for its answer (Reserve), which the response's
+	// own size replaces rather than adds to.
+	reserved atomic.Int64
 	// frame is the pooled buffer the request was read into, to reuse once the request is
 	// finished; nil when its handler may keep referring to it.
 	frame []byte
@@ -97,6 +103,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		writerDone: make(chan struct{}),
 		readStop:   make(chan struct{}),
 		opened:     time.Now(),
+		acct:       s.cfg.Budget.openAccount(peerHost(nc.RemoteAddr())),
 	}
 }
 
@@ -104,6 +111,7 @@ func (c *conn) serve() {
 	obs := c.s.cfg.Observer
 	obs.ConnOpened(c.s.cfg.Name)
 	defer obs.ConnClosed(c.s.cfg.Name)
+	defer c.acct.close()
 	c.log.Info("connection opened")
 	if reason := c.secure(); reason != "" {
 		c.nc.Close()
@@ -172,9 +180,7 @@ func (c *conn) finish(sl *slot, responseBytes int, outcome Outcome) {
 	if sl.read.IsZero() {
 		return
 	}
-	if sl.mem > 0 && c.s.cfg.Budget != nil {
-		c.s.cfg.Budget.release(sl.mem)
-	}
+	sl.mem.close()
 	releaseResponse(sl.resp)
 	if sl.frame != nil {
 		sl.r.req = nil // aliases the frame
@@ -214,6 +220,13 @@ func (c *conn) readLoop() string {
 		if frame == nil {
 			return reason
 		}
+		if !c.reserveDecoded(mem, frame) {
+			mem.close()
+			if pooled {
+				bufpool.Put(frame)
+			}
+			return c.stopReasonOr("request memory not available within the read timeout")
+		}
 		c.requests++
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
 		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame)}
@@ -223,6 +236,10 @@ func (c *conn) readLoop() string {
 			r, err = parseFrameSafe(c.cc, c.s.cfg.Dispatcher, frame)
 		}
 		sl.r = r
+		if r != nil && r.req != nil && !r.h.Undecoded {
+			// The decoded request is in memory now: hold what it takes, not the estimate.
+			mem.shrinkTo(int64(len(frame)) + sizeOf(reflect.ValueOf(r.req), false))
+		}
 		var rej *rejection
 		switch {
 		case errors.As(err, &rej):
@@ -299,35 +316,36 @@ func frameKey(frame []byte) int16 {
 	return int16(binary.BigEndian.Uint16(frame))
 }
 
+// frameChunk is how much of a frame is reserved from the budget at a time: memory is taken
+// as bytes arrive, so a peer announcing a large frame and sending it slowly holds only what
+// it sent (docs/LIMITS.md).
+const frameChunk = 256 << 10
+
 // readFrame returns the next frame body, whether it was read into a pooled buffer, and the
-// budget bytes it holds, or nil and the reason reading stopped. Large frames are read into
+// request memory it holds, or nil and the reason reading stopped. Large frames are read into
 // pooled buffers (not zeroed: the frame is read over them), which go back to the pool when
-// the request is finished if its handler allows (Handler.FrameReusable).
-func (c *conn) readFrame() ([]byte, bool, int64, string) {
+// the request is finished if its handler allows (Handler.FrameReusable). Pages of a fresh
+// buffer become resident only as bytes are read into them, which the reservation follows.
+func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 	var prefix [4]byte
 	idle, maxSize := c.s.cfg.IdleTimeout, c.s.cfg.MaxFrameSize
 	if c.s.cfg.SASL && !c.authenticated() && c.s.cfg.PreAuthMaxFrameSize > 0 {
 		idle, maxSize = c.s.cfg.ReadTimeout, c.s.cfg.PreAuthMaxFrameSize
 	}
-	c.nc.SetReadDeadline(time.Now().Add(idle))
+	firstBy := c.firstRequestDeadline()
+	c.nc.SetReadDeadline(earliest(time.Now().Add(idle), firstBy))
 	if c.draining() { // drain may have set its deadline just before ours
-		return nil, false, 0, "shutdown"
+		return nil, false, nil, "shutdown"
 	}
 	if _, err := io.ReadFull(c.nc, prefix[:]); err != nil {
-		return nil, false, 0, c.readError(err, "idle timeout")
+		return nil, false, nil, c.readError(err, c.timeoutReason("idle timeout"))
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size <= 0 || int(size) > maxSize {
 		c.log.Warn("closing connection: bad frame length", "length", size, "max", maxSize)
-		return nil, false, 0, fmt.Sprintf("frame length %d outside 1..%d", size, maxSize)
+		return nil, false, nil, fmt.Sprintf("frame length %d outside 1..%d", size, maxSize)
 	}
-	var mem int64
-	if b := c.s.cfg.Budget; b != nil {
-		if !b.acquire(int64(size), c.readStop) {
-			return nil, false, 0, c.stopReason()
-		}
-		mem = int64(size)
-	}
+	mem := &reservation{acct: c.acct}
 	pooled := size >= bufpool.MinSize
 	var frame []byte
 	if pooled {
@@ -335,17 +353,74 @@ func (c *conn) readFrame() ([]byte, bool, int64, string) {
 	} else {
 		frame = make([]byte, size)
 	}
-	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.ReadTimeout))
-	if _, err := io.ReadFull(c.nc, frame); err != nil {
-		if mem > 0 {
-			c.s.cfg.Budget.release(mem)
+	c.nc.SetReadDeadline(earliest(time.Now().Add(c.s.cfg.ReadTimeout), firstBy))
+	for read := 0; read < len(frame); {
+		end := min(read+frameChunk, len(frame))
+		if !mem.growTo(int64(end), c.readStop, nil) {
+			return c.dropFrame(frame, pooled, mem, c.stopReason())
 		}
-		if pooled {
-			bufpool.Put(frame)
+		if _, err := io.ReadFull(c.nc, frame[read:end]); err != nil {
+			return c.dropFrame(frame, pooled, mem, c.readError(err, c.timeoutReason("read timeout")))
 		}
-		return nil, false, 0, c.readError(err, "read timeout")
+		read = end
 	}
 	return frame, pooled, mem, ""
+}
+
+func (c *conn) dropFrame(frame []byte, pooled bool, mem *reservation, reason string) ([]byte, bool, *reservation, string) {
+	mem.close()
+	if pooled {
+		bufpool.Put(frame)
+	}
+	return nil, false, nil, reason
+}
+
+// firstRequestDeadline is when a connection that has not sent a whole request yet is closed
+// (FirstRequestTimeout), or the zero time.
+func (c *conn) firstRequestDeadline() time.Time {
+	if c.requests > 0 || c.s.cfg.FirstRequestTimeout <= 0 {
+		return time.Time{}
+	}
+	return c.opened.Add(c.s.cfg.FirstRequestTimeout)
+}
+
+func (c *conn) timeoutReason(reason string) string {
+	if c.requests == 0 && c.s.cfg.FirstRequestTimeout > 0 && !time.Now().Before(c.firstRequestDeadline()) {
+		return "no request within the first request timeout"
+	}
+	return reason
+}
+
+// earliest is the earlier of a and b, ignoring a zero b.
+func earliest(a, b time.Time) time.Time {
+	if b.IsZero() || a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// reserveDecoded grows the frame's reservation to the most its decoded request can take
+// (decodeAmplification), waiting at most ReadTimeout: connections holding frames could
+// otherwise wait on each other for good when the budget is full of them.
+func (c *conn) reserveDecoded(mem *reservation, frame []byte) bool {
+	if mem == nil || mem.acct == nil || len(frame) < requestHeaderFixed {
+		return true
+	}
+	key, version := int16(binary.BigEndian.Uint16(frame)), int16(binary.BigEndian.Uint16(frame[2:]))
+	want := int64(len(frame)) * (1 + decodeAmplification(key, version))
+	timer := time.NewTimer(c.s.cfg.ReadTimeout)
+	defer timer.Stop()
+	return mem.growTo(want, c.readStop, timer.C)
+}
+
+// stopReasonOr is stopReason when reading was told to stop, else reason.
+func (c *conn) stopReasonOr(reason string) string {
+	select {
+	case <-c.readStop:
+		return c.stopReason()
+	default:
+		return reason
+	}
 }
 
 func (c *conn) stopReason() string {
@@ -384,8 +459,8 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 	}
 	if sl.started != nil {
 		defer sl.markStarted() // before done, at the latest
-		ctx = context.WithValue(ctx, startKey{}, sl)
 	}
+	ctx = context.WithValue(ctx, slotKey{}, sl)
 	for _, g := range gates {
 		select {
 		case <-g:
@@ -441,7 +516,10 @@ func (c *conn) writeLoop() {
 				return
 			}
 			resp, hint := unwrapResponse(sl.resp)
+			// The built response and its encoding are memory this request holds until written.
+			sl.mem.charge(sizeOf(reflect.ValueOf(resp), true) - sl.reserved.Load())
 			out := appendResponse(writeBuffer(buf, hint), sl.r.corrID, resp)
+			sl.mem.charge(int64(len(out)))
 			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 			_, err := c.nc.Write(out)
 			buf = keepWriteBuffer(buf, out)
@@ -471,13 +549,13 @@ func (c *conn) writeLoop() {
 	}
 }
 
-type startKey struct{}
+type slotKey struct{}
 
 // Started tells the listener that a pipelined handler (Handler.Pipelined) serving the request
 // of ctx has done everything that must happen in request order: the next pipelined request
 // of the connection may start. Calling it again, or from other handlers, does nothing.
 func Started(ctx context.Context) {
-	if sl, ok := ctx.Value(startKey{}).(*slot); ok {
+	if sl, ok := ctx.Value(slotKey{}).(*slot); ok && sl.started != nil {
 		sl.markStarted()
 	}
 }

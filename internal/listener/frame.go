@@ -142,16 +142,28 @@ func decodeBody(req kmsg.Request, body []byte) error {
 	if err := req.ReadFrom(body); err != nil {
 		return fmt.Errorf("undecodable body: %w", err)
 	}
-	if len(body) == 0 || toleratesTrailingBytes(req) {
+	if len(body) == 0 {
 		return nil
+	}
+	// Without the tolerated bytes, the body must still decode; without one more, it must not.
+	cut := len(body) - 1
+	if toleratesTrailingBytes(req) {
+		cut = len(body) - 1 - librdkafkaQuirkBytes
+		if cut < 0 {
+			return nil
+		}
 	}
 	probe := kmsg.RequestForKey(req.Key())
 	probe.SetVersion(req.GetVersion())
-	if probe.ReadFrom(body[:len(body)-1]) == nil {
+	if probe.ReadFrom(body[:cut]) == nil {
 		return errTrailingBytes
 	}
 	return nil
 }
+
+// librdkafkaQuirkBytes is how many bytes after the body the librdkafka quirk leaves: the rest
+// of a 4-byte int32 written where a 1-byte varint belongs (toleratesTrailingBytes).
+const librdkafkaQuirkBytes = 3
 
 // toleratesTrailingBytes names the one request shape real clients send with bytes after the
 // body: librdkafka (up to at least 2.16) writes the null "all topics" array of Metadata v9+ as a

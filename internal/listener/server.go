@@ -20,13 +20,20 @@ type Config struct {
 	MaxFrameSize int // largest accepted frame body, bytes
 	// MaxConnections bounds open connections; more are closed on accept.
 	MaxConnections int
+	// MaxConnectionsPerAddress bounds the open connections of one peer IP address; more are
+	// closed on accept (0: no bound).
+	MaxConnectionsPerAddress int
+	// FirstRequestTimeout bounds the time from accept to the end of the first request's
+	// frame; a connection that has not sent one by then is closed (0: only IdleTimeout).
+	FirstRequestTimeout time.Duration
 	// MaxInFlight bounds the requests read ahead and not yet answered, per connection.
 	MaxInFlight int
 	// IdleTimeout bounds the wait for the next request; ReadTimeout the rest of a frame once
 	// its length arrived; WriteTimeout the write of one response.
 	IdleTimeout, ReadTimeout, WriteTimeout time.Duration
-	// Budget, when set, bounds the bytes of request frames in memory; share one Budget
-	// between the listeners of a process to bound the process.
+	// Budget, when set, bounds the request memory in use (frames, decoded requests, what
+	// handlers reserve, encoded responses); share one Budget between the listeners of a
+	// process to bound the process.
 	Budget *Budget
 	// Observer, when set, receives events for metrics.
 	Observer Observer
@@ -58,6 +65,7 @@ type Server struct {
 	connsWG  sync.WaitGroup
 	nextID   atomic.Uint64
 	openConn atomic.Int64
+	perAddr  map[string]int // open connections by peer address (MaxConnectionsPerAddress)
 }
 
 // New returns a Server; call Serve to start it.
@@ -110,8 +118,17 @@ func (s *Server) Serve(ln net.Listener) error {
 			nc.Close()
 			continue
 		}
+		host := peerHost(nc.RemoteAddr())
+		if !s.admitAddress(host) {
+			s.openConn.Add(-1)
+			s.log.Warn("connection refused: too many connections from this address", "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnectionsPerAddress)
+			s.cfg.Observer.ConnRefused(s.cfg.Name)
+			nc.Close()
+			continue
+		}
 		c := s.newConn(nc)
 		if !s.track(c) {
+			s.leaveAddress(host)
 			s.openConn.Add(-1)
 			nc.Close()
 			return ErrServerClosed
@@ -119,9 +136,39 @@ func (s *Server) Serve(ln net.Listener) error {
 		go func() {
 			defer s.connsWG.Done()
 			defer s.openConn.Add(-1)
+			defer s.leaveAddress(host)
 			defer s.untrack(c)
 			c.serve()
 		}()
+	}
+}
+
+// admitAddress counts a new connection from host, or reports false when host already has
+// MaxConnectionsPerAddress of them.
+func (s *Server) admitAddress(host string) bool {
+	if s.cfg.MaxConnectionsPerAddress <= 0 {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perAddr[host] >= s.cfg.MaxConnectionsPerAddress {
+		return false
+	}
+	if s.perAddr == nil {
+		s.perAddr = map[string]int{}
+	}
+	s.perAddr[host]++
+	return true
+}
+
+func (s *Server) leaveAddress(host string) {
+	if s.cfg.MaxConnectionsPerAddress <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.perAddr[host]--; s.perAddr[host] <= 0 {
+		delete(s.perAddr, host)
 	}
 }
 
