@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"testing"
@@ -221,4 +223,112 @@ func anyLists(addrs []string, node int32) bool {
 		}
 	}
 	return false
+}
+
+// TestSeveralGatewaysRandomKills kills (SIGKILL) and restarts gateways of three at random,
+// seeded, while an idempotent producer and a two-member group work; then it restarts every
+// gateway and checks that every acknowledged record is stored exactly once, in order, and
+// was given to the group, and that the committed offsets sampled throughout never passed the
+// log end nor went back. IGGYGW_E2E_CHAOS_SEED repeats a run (its seed is logged);
+// IGGYGW_E2E_CHAOS_DURATION (a Go duration, default 30s) runs longer.
+func TestSeveralGatewaysRandomKills(t *testing.T) {
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("IGGYGW_E2E_CHAOS_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
+			t.Fatalf("IGGYGW_E2E_CHAOS_SEED=%s: %v", s, err)
+		}
+	}
+	duration := 30 * time.Second
+	if s := os.Getenv("IGGYGW_E2E_CHAOS_DURATION"); s != "" {
+		var err error
+		if duration, err = time.ParseDuration(s); err != nil {
+			t.Fatalf("IGGYGW_E2E_CHAOS_DURATION=%s: %v", s, err)
+		}
+	}
+	t.Logf("seed %d (IGGYGW_E2E_CHAOS_SEED), %s of kills and restarts", seed, duration)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+
+	c := startGatewayCluster(t, 3)
+	ctx := ctxFor(t, duration+3*time.Minute)
+	topic := c.env.CreateTopic(t, 6)
+	group := "g-" + topic
+	log := newAckLog()
+	producer := c.env.Kgo(t, kgo.RecordRetries(1000), kgo.RetryTimeout(time.Minute))
+	stopProducing, produced := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(produced)
+		produceNumbered(ctx, producer, topic, "r", 1<<30, stopProducing, log)
+	}()
+	got := newDeliveries()
+	stopMembers := make(chan struct{})
+	membersDone := make(chan struct{}, 2)
+	for range 2 {
+		m := c.env.Kgo(t, memberOpts(group, topic)...)
+		go func() { runMember(ctx, m, stopMembers, got.add); membersDone <- struct{}{} }()
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watch, watchDone := watchOffsets(watchCtx, c.env.Admin(t), group, topic)
+	defer func() { stopWatch(); <-watchDone }()
+	waitFor(t, 60*time.Second, "the first acknowledgements and records consumed", func() bool {
+		n, _ := got.count()
+		return log.acks() >= 200 && n >= 100
+	})
+
+	var actions []string
+	for end := time.Now().Add(duration); time.Now().Before(end); {
+		time.Sleep(time.Duration(1500+rng.IntN(3500)) * time.Millisecond)
+		var up, down []int
+		for i := range c.nodes {
+			if c.running(i) {
+				up = append(up, i)
+			} else {
+				down = append(down, i)
+			}
+		}
+		if len(down) > 0 && (len(up) == 1 || rng.IntN(2) == 0) {
+			i := down[rng.IntN(len(down))]
+			c.start(t, i)
+			actions = append(actions, fmt.Sprintf("start %d", c.nodeID(i)))
+		} else {
+			i := up[rng.IntN(len(up))]
+			c.kill(t, i)
+			actions = append(actions, fmt.Sprintf("kill %d", c.nodeID(i)))
+		}
+	}
+	for i := range c.nodes {
+		if !c.running(i) {
+			c.start(t, i)
+			actions = append(actions, fmt.Sprintf("start %d", c.nodeID(i)))
+		}
+	}
+	t.Logf("actions: %v", actions)
+	acksAtEnd := log.acks()
+	waitFor(t, 60*time.Second, "300 more acknowledgements with every gateway up", func() bool { return log.acks() >= acksAtEnd+300 })
+	close(stopProducing)
+	<-produced
+	if err := producer.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	log.checkFailures(t)
+	waitFor(t, 90*time.Second, "every acknowledged record given to the group", func() bool {
+		n, _ := got.missing(log)
+		return n == 0
+	})
+	close(stopMembers)
+	for range 2 {
+		<-membersDone
+	}
+	stopWatch()
+	<-watchDone
+
+	stored := readBack(t, ctx, c.env, topic)
+	checkExactlyOnceInOrder(t, stored, log.checkStored(t, stored), log.rankOf)
+	samples, violations := watch.result()
+	for _, v := range violations {
+		t.Error(v)
+	}
+	distinct, repeats := got.count()
+	t.Logf("%d records acknowledged, stored once each, in order; the group was given %d (%d again); %d samples of the committed offsets, none beyond the end or going back",
+		log.acks(), distinct, repeats, samples)
 }
