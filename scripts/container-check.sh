@@ -8,7 +8,10 @@
 #      with kcat;
 #   5. brings up deploy/compose.yaml with the memserver override (the real Iggy image cannot be
 #      pulled here) and runs the README quick start against it: create a topic with the Kafka
-#      tools, produce with kcat, consume with the Kafka console consumer and kcat.
+#      tools, produce with kcat, consume with the Kafka console consumer and kcat;
+#   6. brings up deploy/compose.three.yaml (three gateways, one memserver) and checks that every
+#      gateway lists all three, that kafka-topics --create works through each, and produces and
+#      consumes through each gateway with kcat bootstrapped with all three.
 # Publishes only to loopback. Every wait is bounded; a failure names the step and shows logs.
 # Needs root (or sudo) for apt-get and dockerd. .ci/run calls it after `make test`, which
 # installed kcat and the Kafka tools (scripts/install-test-deps.sh).
@@ -33,6 +36,7 @@ fail() {
 dockerd_pid=""
 had_docker0=""
 compose_files=(-f deploy/compose.yaml -f deploy/compose.memserver.yaml)
+three_files=(-f deploy/compose.three.yaml -f deploy/compose.memserver.yaml)
 cleanup() {
   local rc=$?
   set +e
@@ -40,6 +44,9 @@ cleanup() {
     docker rm -f "$run_id-gw" >/dev/null 2>&1
     if [ -n "${compose_up:-}" ]; then
       timeout 60 docker-compose -p "$run_id" "${compose_files[@]}" down -v --remove-orphans >/dev/null 2>&1
+    fi
+    if [ -n "${three_up:-}" ]; then
+      timeout 60 docker-compose -p "$run_id-three" "${three_files[@]}" down -v --remove-orphans >/dev/null 2>&1
     fi
   fi
   if [ -n "$dockerd_pid" ]; then
@@ -165,14 +172,18 @@ for label in version:"$version" revision:"$revision"; do
 done
 [ "$(docker inspect -f '{{.Config.User}}' "$gateway_image")" = "65534:65534" ] || fail "the image does not run as a non-root user"
 
-# produce_consume BOOTSTRAP TOPIC: 20 keyed records in with kcat, the same 20 out with kcat.
+# produce_consume BOOTSTRAP TOPIC [unordered]: 20 keyed records in with kcat, the same 20 out
+# with kcat, in the same order unless "unordered" (a topic of several partitions).
 produce_consume() {
-  local bootstrap=$1 topic=$2 want got
+  local bootstrap=$1 topic=$2 order=${3:-} want got
   want=$(for i in $(seq 1 20); do echo "k$i:value $i of $topic"; done)
   echo "$want" | timeout 30 kcat -b "$bootstrap" -P -t "$topic" -K: -X message.timeout.ms=20000 ||
     fail "kcat could not produce to $topic through $bootstrap"
   got=$(timeout 30 kcat -b "$bootstrap" -C -t "$topic" -o beginning -c 20 -e -f '%k:%s\n') ||
     fail "kcat could not consume $topic through $bootstrap"
+  if [ "$order" = unordered ]; then
+    got=$(echo "$got" | sort -V)
+  fi
   [ "$got" = "$want" ] || fail "consumed records of $topic differ from those produced:
 --- produced
 $want
@@ -251,4 +262,53 @@ produce_consume "$bootstrap" compose-check
 step "Compose stack down"
 compose down -v --remove-orphans >/dev/null 2>&1 || fail "docker-compose down"
 compose_up=""
+
+# --- 6. Three gateways over one memserver (deploy/compose.three.yaml) ------------------------
+export KAFKA_PORT_1 KAFKA_PORT_2 KAFKA_PORT_3 METRICS_PORT_1 METRICS_PORT_2 METRICS_PORT_3
+KAFKA_PORT_1=$(free_port)
+KAFKA_PORT_2=$(free_port)
+KAFKA_PORT_3=$(free_port)
+METRICS_PORT_1=$(free_port)
+METRICS_PORT_2=$(free_port)
+METRICS_PORT_3=$(free_port)
+IGGY_PORT=$(free_port)
+gateways=("127.0.0.1:$KAFKA_PORT_1" "127.0.0.1:$KAFKA_PORT_2" "127.0.0.1:$KAFKA_PORT_3")
+all=$(IFS=,; echo "${gateways[*]}")
+step "Compose stack $run_id-three (deploy/compose.three.yaml + compose.memserver.yaml, Kafka $all)"
+three() { timeout 120 docker-compose -p "$run_id-three" "${three_files[@]}" "$@"; }
+three_up=1
+three up -d --no-build >"$work/compose-three-up.log" 2>&1 || {
+  cat "$work/compose-three-up.log"
+  fail "docker-compose up (three gateways)"
+}
+three_healthy() {
+  local id
+  id=$(three ps -q "$1") && [ -n "$id" ] &&
+    [ "$(docker inspect -f '{{.State.Health.Status}}' "$id")" = healthy ]
+}
+for svc in iggy gateway-1 gateway-2 gateway-3; do
+  if ! wait_for 90 "$svc healthy" three_healthy "$svc"; then
+    three ps
+    three logs --tail 30
+    fail "Compose service $svc did not become healthy within 90s (logs above)"
+  fi
+done
+# lists_three GATEWAY: the gateway's Metadata lists the three gateways.
+lists_three() { timeout 10 kcat -b "$1" -L -t __none 2>/dev/null | grep -q '^ 3 brokers:'; }
+for g in "${gateways[@]}"; do
+  wait_for 30 "$g lists three brokers" lists_three "$g" || {
+    timeout 10 kcat -b "$g" -L -t __none
+    fail "the gateway at $g does not list three brokers"
+  }
+done
+for i in 0 1 2; do
+  # Only one gateway is the controller: the others' NOT_CONTROLLER sends the tool there.
+  timeout 60 e2e/bin/kafka-topics.sh --bootstrap-server "${gateways[$i]}" --create --topic "three-$i" \
+    --partitions 3 --replication-factor 1 || fail "kafka-topics.sh --create three-$i through ${gateways[$i]}"
+  produce_consume "$all" "three-$i" unordered
+done
+
+step "Compose stack $run_id-three down"
+three down -v --remove-orphans >/dev/null 2>&1 || fail "docker-compose down (three gateways)"
+three_up=""
 step "container packaging checks passed"

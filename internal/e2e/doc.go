@@ -24,6 +24,11 @@
 //	IGGYGW_E2E_BOOTSTRAP=H:P  run the scenarios against an already running Kafka-protocol
 //	                          endpoint instead of starting the gateway (used to check that a
 //	                          scenario's expectations hold against Apache Kafka itself).
+//	IGGYGW_E2E_CHAOS_SEED=N   the seed of TestSeveralGatewaysRandomKills (each run logs its own).
+//	IGGYGW_E2E_CHAOS_DURATION=D  how long that test kills and restarts gateways (default 30s).
+//
+// Scenarios with several gateways (multigw_test.go) start three gateway processes of their
+// own (gatewayCluster in cluster.go) over an Iggy backend of their own.
 //
 // Scenarios whose gateway feature has not landed yet are gated in one place, pendingFeatures
 // in features.go; they are reported as skipped with the reason.

@@ -26,7 +26,8 @@ const kafkaStream = "kafka"
 // Env is a Kafka endpoint that scenarios run against: a gateway started by the harness, or an
 // external endpoint named by IGGYGW_E2E_BOOTSTRAP.
 type Env struct {
-	// Bootstrap is the host:port clients are given.
+	// Bootstrap is the host:port clients are given (host:port,host:port,... for several
+	// gateways).
 	Bootstrap string
 	// APIVersions is the gateway's answer to the harness's ApiVersions probe.
 	APIVersions *kmsg.ApiVersionsResponse
@@ -104,6 +105,20 @@ func startGatewayEnv(backend *iggyBackend, extraEnv ...string) (*Env, error) {
 // startGatewayEnvTLS is startGatewayEnv for a gateway whose listener uses TLS; the readiness
 // probe connects with tlsCfg (nil: plaintext).
 func startGatewayEnvTLS(backend *iggyBackend, tlsCfg *tls.Config, extraEnv ...string) (*Env, error) {
+	bin, err := buildGateway()
+	if err != nil {
+		return nil, err
+	}
+	g, versions, err := startGatewayTLS(bin, backend.target, tlsCfg, extraEnv...)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{Bootstrap: g.Addr, APIVersions: versions, gateway: g, iggy: backend}, nil
+}
+
+// buildGateway builds the gateway binary (with the race detector) on first use and returns
+// its path.
+func buildGateway() (string, error) {
 	gatewayBuild.once.Do(func() {
 		root, err := childproc.RepoRoot()
 		if err != nil {
@@ -121,14 +136,7 @@ func startGatewayEnvTLS(backend *iggyBackend, tlsCfg *tls.Config, extraEnv ...st
 			fmt.Printf("e2e: built gateway in %s\n", time.Since(start).Round(time.Millisecond))
 		}
 	})
-	if gatewayBuild.err != nil {
-		return nil, gatewayBuild.err
-	}
-	g, versions, err := startGatewayTLS(gatewayBuild.bin, backend.target, tlsCfg, extraEnv...)
-	if err != nil {
-		return nil, err
-	}
-	return &Env{Bootstrap: g.Addr, APIVersions: versions, gateway: g, iggy: backend}, nil
+	return gatewayBuild.bin, gatewayBuild.err
 }
 
 // startOwnGateway starts a second gateway on the shared Iggy backend with extra IGGY_KAFKA_*
@@ -269,7 +277,7 @@ func (e *Env) CreateTopic(t testing.TB, partitions int) string {
 // scenarios produce records with timestamps in the past.)
 func (e *Env) Kgo(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.Bootstrap),
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(e.Bootstrap, ",")...),
 		kgo.RecordRetries(20), kgo.RetryTimeout(30 * time.Second)}, opts...)...)
 	if err != nil {
 		t.Fatalf("kgo client: %v", err)

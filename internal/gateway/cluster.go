@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zeebo/xxh3"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/membership"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
@@ -60,7 +63,9 @@ func (g *Gateway) startCluster(ctx context.Context, store *offsets.Store) (*clus
 	if err := store.Open(ctx); err != nil {
 		return nil, err
 	}
-	err := c.join(ctx, bridgeConfig(cfg.Bridge), ids)
+	shared := sharedSettings(cfg)
+	c.log.Info("settings every gateway must share", "settings", shared, "fingerprint", fingerprint(shared))
+	err := c.join(ctx, bridgeConfig(cfg.Bridge), ids, fingerprint(shared))
 	switch {
 	case err == nil:
 	case cfg.CoordinatorLog == "auto" && iggy.IsCode(err, iggy.CodeUnauthorized):
@@ -74,8 +79,23 @@ func (g *Gateway) startCluster(ctx context.Context, store *offsets.Store) (*clus
 	return c, nil
 }
 
+// sharedSettings describes the settings that every gateway sharing the coordinator log must
+// have alike (docs/DEPLOYMENT.md): where Kafka topic names live in Iggy (the stream and the
+// topic map), whether groups are shared through the log or fixed on the lowest node id, and
+// how many partitions the log has.
+func sharedSettings(cfg *config.Config) string {
+	coordination := "shared"
+	if cfg.CoordinatorLog == "false" {
+		coordination = "fixed"
+	}
+	return fmt.Sprintf("topics=%s coordination=%s log-partitions=%d", cfg.TopicMap, coordination, offsets.DefaultPartitions)
+}
+
+// fingerprint is a short hash of shared settings, which the membership publishes.
+func fingerprint(settings string) string { return fmt.Sprintf("%016x", xxh3.HashString(settings)) }
+
 // join opens the membership session and starts following the membership.
-func (c *cluster) join(ctx context.Context, bridge iggy.Config, ids []int32) error {
+func (c *cluster) join(ctx context.Context, bridge iggy.Config, ids []int32, settings string) error {
 	bridge.PoolSize = 1
 	session, err := iggy.DialConn(ctx, bridge)
 	if err != nil {
@@ -84,7 +104,7 @@ func (c *cluster) join(ctx context.Context, bridge iggy.Config, ids []int32) err
 	c.session = session
 	c.members, err = membership.Start(ctx, membership.Config{
 		API: session, Stream: offsets.DefaultStream, Topic: offsets.DefaultTopic,
-		Self: c.self, Nodes: ids, Interval: membershipInterval, OnChange: c.update, Logger: c.log,
+		Self: c.self, Nodes: ids, Settings: settings, Interval: membershipInterval, OnChange: c.update, Logger: c.log,
 	})
 	return err
 }

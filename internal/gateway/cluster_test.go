@@ -2,12 +2,17 @@ package gateway
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 )
 
 // TestThreeGatewaysShareTheWork runs three gateways over one Iggy: clients bootstrapped with
@@ -88,5 +93,45 @@ func TestThreeGatewaysShareTheWork(t *testing.T) {
 	t.Logf("after the stop, 60 more records were produced and consumed within %s", time.Since(start).Round(time.Millisecond))
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "after"); err != nil {
 		t.Fatalf("CreateTopic after the controller may have moved: %v", err)
+	}
+}
+
+// TestSharedSettings: the settings every gateway must share give the fingerprint; other
+// settings (the node's own id, address, logging) do not change it.
+func TestSharedSettings(t *testing.T) {
+	mapFile := func(body string) string {
+		path := filepath.Join(t.TempDir(), "map.toml")
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return "IGGY_KAFKA_TOPIC_MAP_PATH=" + path
+	}
+	base := []string{"IGGY_KAFKA_BROKERS=1@127.0.0.1:9093,2@127.0.0.1:9094", "IGGY_KAFKA_NODE_ID=1", "IGGY_KAFKA_BIND_ADDR=127.0.0.1:9093"}
+	fp := func(env ...string) string {
+		t.Helper()
+		cfg, err := config.Load(nil, append(slices.Clone(base), env...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fingerprint(sharedSettings(cfg))
+	}
+	same := fp()
+	for _, env := range [][]string{
+		{"IGGY_KAFKA_NODE_ID=2", "IGGY_KAFKA_BIND_ADDR=127.0.0.1:9094"},
+		{"IGGY_KAFKA_LOG_LEVEL=debug", "IGGY_KAFKA_COORDINATOR_LOG_ENABLED=true"},
+		{mapFile(`default_stream = "kafka"`)},
+	} {
+		if got := fp(env...); got != same {
+			t.Errorf("%v changes the fingerprint", env)
+		}
+	}
+	for _, env := range [][]string{
+		{"IGGY_KAFKA_IGGY_STREAM=other"},
+		{"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=false"},
+		{mapFile("default_stream = \"kafka\"\n[topics.orders]\nstream = \"billing\"\n")},
+	} {
+		if got := fp(env...); got == same {
+			t.Errorf("%v leaves the fingerprint as it is", env)
+		}
 	}
 }

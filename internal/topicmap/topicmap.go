@@ -69,6 +69,18 @@ func New(defaultStream string, overrides map[string]Target) (*Map, error) {
 // DefaultStream is the stream of unlisted Kafka topics.
 func (m *Map) DefaultStream() string { return m.defaultStream }
 
+// String describes the map canonically: the same rules give the same text, whatever file
+// they came from (gateways compare it, docs/DEPLOYMENT.md).
+func (m *Map) String() string {
+	var b strings.Builder
+	b.WriteString("default=" + m.defaultStream)
+	for _, name := range slices.Sorted(maps.Keys(m.overrides)) {
+		t := m.overrides[name]
+		fmt.Fprintf(&b, ";%s=%s/%s", name, t.Stream, t.Topic)
+	}
+	return b.String()
+}
+
 // Resolve returns where kafkaTopic lives. It does not validate the name.
 func (m *Map) Resolve(kafkaTopic string) Target {
 	if t, ok := m.overrides[kafkaTopic]; ok {
