@@ -34,6 +34,8 @@ type Config struct {
 
 	SDKName    string // reported at login; default "iggy-gateway-kafka"
 	SDKVersion string // reported at login; default "0.1.0"
+
+	Observer Observer // receives command outcomes and login rejections; default none
 }
 
 // Defaults.
@@ -70,6 +72,9 @@ func (cfg Config) normalize() (*Config, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	if cfg.SDKName == "" {
 		cfg.SDKName = "iggy-gateway-kafka"
