@@ -40,6 +40,8 @@ type gatewayOpts struct {
 	groups *groups.Config
 	// placement replaces the single-gateway placement (nil: placement.Single).
 	placement placement.Placement
+	// logger replaces testLogger(t).
+	logger *slog.Logger
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -58,6 +60,9 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	}
 	g := &gateway{t: t, config: cfg}
 	opts := Options{Config: cfg, Logger: testLogger(t), ClusterID: ClusterID("test")}
+	if o.logger != nil {
+		opts.Logger = o.logger
+	}
 	if o.bridge {
 		ms, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
 		if err != nil {
