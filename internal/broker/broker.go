@@ -37,6 +37,8 @@ type Options struct {
 	// Placement says which broker leads each partition, coordinates each group and is the
 	// controller (nil: this gateway, placement.Single).
 	Placement placement.Placement
+	// DataObserver learns the records produced and fetched per topic (nil: nobody).
+	DataObserver DataObserver
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -51,6 +53,8 @@ type Broker struct {
 	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
 	groups    groupState
+
+	dataObserver DataObserver
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
 	// (CreatePartitions adds to the current count).
@@ -98,6 +102,10 @@ func New(opts Options) (*Broker, error) {
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
 	}
 	b.reader = iggyReader{b}
+	b.dataObserver = opts.DataObserver
+	if b.dataObserver == nil {
+		b.dataObserver = nopDataObserver{}
+	}
 	b.placement = opts.Placement
 	if b.placement == nil {
 		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}

@@ -117,6 +117,7 @@ func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 		}
 		b.readFetch(ctx, f)
 	}
+	b.observeFetched(f)
 	return &listener.Response{Response: resp, SizeHint: fetchSizeHint(resp), Release: f.release}, nil
 }
 

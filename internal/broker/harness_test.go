@@ -42,6 +42,8 @@ type gatewayOpts struct {
 	placement placement.Placement
 	// logger replaces testLogger(t).
 	logger *slog.Logger
+	// data observes the data path (nil: nobody).
+	data DataObserver
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -84,6 +86,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 		opts.Offsets = loadOffsetStore(t, cl)
 	}
 	opts.Groups = o.groups
+	opts.DataObserver = o.data
 	opts.Placement = o.placement
 	g.b, err = New(opts)
 	if err != nil {

@@ -250,6 +250,7 @@ func (b *Broker) send(ctx context.Context, timeout time.Duration, cc *listener.C
 	}
 	p.out.BaseOffset = int64(conf.BaseOffset)
 	b.data.part(p.key).advance(conf.BaseOffset+uint64(n), size, n)
+	b.dataObserver.Produced(p.kafka, n, size)
 }
 
 // errRefused carries a Kafka code decided by the gateway's own rules rather than by a decoder.

@@ -38,12 +38,12 @@ const (
 
 // connectBridge dials and logs in to Iggy, retrying transient failures with backoff for up to
 // the retry window. A rejected login fails at once. It never falls back to storage-free mode.
-func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger) (*iggy.Client, error) {
+func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger, obs iggy.Observer) (*iggy.Client, error) {
 	deadline := time.Now().Add(b.RetryWindow)
 	cfg := iggy.Config{
 		Addr: b.Addr, Username: b.Username, Password: b.Password.Reveal(),
 		TLSEnabled: b.TLSEnabled, TLSDomain: b.TLSDomain, TLSCAFile: b.TLSCAFile,
-		DialTimeout: min(iggy.DefaultDialTimeout, b.RetryWindow), PoolSize: b.PoolSize,
+		DialTimeout: min(iggy.DefaultDialTimeout, b.RetryWindow), PoolSize: b.PoolSize, Observer: obs,
 	}
 	backoff := firstBackoff
 	for attempt := 1; ; attempt++ {

@@ -16,6 +16,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 )
@@ -24,6 +25,9 @@ import (
 type Gateway struct {
 	cfg config.Config // a copy: dev mode points its bridge at the in-memory server
 	log *slog.Logger
+	// logLimit rate-limits log lines of events that clients or a failing Iggy can repeat at
+	// will (connections, refusals, rejected bridge logins).
+	logLimit *loglimit.Limiter
 
 	dev         *memserver.Server
 	iggy        *iggy.Client
@@ -79,23 +83,30 @@ func (g *Gateway) start(ctx context.Context) error {
 			return err
 		}
 	}
+	g.logLimit = loglimit.New(logLinesPerSecond, logLineBurst, g.logSuppressed())
 	if cfg.Dev {
 		if err := g.startDev(); err != nil {
 			return err
 		}
 	}
 	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free")}
+	if g.metrics != nil {
+		opts.DataObserver = g.metrics
+	}
 	if cfg.Bridge.Enabled {
-		cl, err := connectBridge(ctx, cfg.Bridge, g.log)
+		obs := g.bridgeObserver()
+		cl, err := connectBridge(ctx, cfg.Bridge, g.log, obs)
 		if err != nil {
 			return err
 		}
+		obs.started.Store(true)
+		g.watchBridge(cl)
 		g.iggy = cl
 		g.bridge.Store(cl)
 		if err := ensureDefaultStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
 			return err
 		}
-		if g.offsets, err = loadOffsets(ctx, cl, g.log, g.offsetsOption); err != nil {
+		if g.offsets, err = loadOffsets(ctx, cl, g.log, g.offsetsOption, g.offsetsLoaded); err != nil {
 			return err
 		}
 		opts.Iggy = cl
@@ -138,13 +149,14 @@ func (g *Gateway) listen() error {
 	}
 	g.failed = make(chan error, len(lns))
 	budget := listener.NewBudget(int64(lim.MaxRequestMemory)) // one for the whole process
+	g.watchBudget(budget)
 	for i, ln := range lns {
 		l := g.cfg.Listeners[i]
 		srv := listener.New(listener.Config{
 			Name: l.Name, Dispatcher: g.broker, Logger: g.log,
 			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
 			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
-			Budget: budget, Observer: g.observer(),
+			Budget: budget, Observer: g.observer(), LogLimiter: g.logLimit,
 		})
 		g.servers = append(g.servers, srv)
 		g.serving.Go(func() {

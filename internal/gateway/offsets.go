@@ -14,7 +14,7 @@ import (
 // loadOffsets opens the committed-offset store over the coordinator log in Iggy and rebuilds
 // its view (latest checkpoint plus the records after it) before any Kafka connection is
 // accepted, so that no client is ever told "nothing committed" for a group that has commits.
-func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, option func(*offsets.Config)) (*offsets.Store, error) {
+func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, option func(*offsets.Config), loaded func(time.Duration)) (*offsets.Store, error) {
 	cfg := offsets.DefaultConfig(offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
 	cfg.Logger = log.With("component", "offsets")
 	option(&cfg)
@@ -34,8 +34,10 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, opt
 		return nil, fmt.Errorf("loading committed offsets from Iggy stream %q, topic %q%s: %w",
 			offsets.DefaultStream, offsets.DefaultTopic, hint, err)
 	}
+	took := time.Since(start)
 	log.Info("committed offsets loaded", "iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic,
-		"duration", time.Since(start).Round(time.Millisecond))
+		"duration", took.Round(time.Millisecond))
+	loaded(took)
 	return store, nil
 }
 

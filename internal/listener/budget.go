@@ -22,6 +22,13 @@ type budgetWaiter struct {
 // NewBudget returns a budget of max bytes.
 func NewBudget(max int64) *Budget { return &Budget{max: max, avail: max} }
 
+// Usage returns the bytes held by request frames and the budget's size, for metrics.
+func (b *Budget) Usage() (inUse, limit int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.max - b.avail, b.max
+}
+
 // clamp lets a frame larger than the whole budget through alone instead of never.
 func (b *Budget) clamp(n int64) int64 { return min(n, b.max) }
 

@@ -100,7 +100,7 @@ func (c *conn) serve() {
 	obs := c.s.cfg.Observer
 	obs.ConnOpened(c.s.cfg.Name)
 	defer obs.ConnClosed(c.s.cfg.Name)
-	c.log.Info("connection opened")
+	logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelInfo, eventConnOpened, "connection opened")
 	go c.writeLoop()
 	reason := c.readLoop()
 	close(c.slots)
@@ -119,7 +119,7 @@ func (c *conn) serve() {
 		c.finish(sl, 0, Abandoned)
 	}
 	name, version := c.cc.ClientSoftware()
-	c.log.Info("connection closed", "reason", reason, "client_id", c.cc.ClientID(),
+	logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelInfo, eventConnClosed, "connection closed", "reason", reason, "client_id", c.cc.ClientID(),
 		"client_software", name, "client_software_version", version,
 		"requests", c.requests, "duration", time.Since(c.opened).Round(time.Millisecond))
 }
@@ -193,6 +193,7 @@ func (c *conn) readLoop() string {
 		switch {
 		case errors.As(err, &rej):
 			sl.reject = rej.reason
+			c.s.cfg.Observer.Refused(c.s.cfg.Name, rej.kind)
 			close(sl.done)
 			c.slots <- sl
 			return rej.reason
@@ -240,7 +241,9 @@ func (c *conn) readFrame() ([]byte, bool, int64, string) {
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size <= 0 || int(size) > c.s.cfg.MaxFrameSize {
-		c.log.Warn("closing connection: bad frame length", "length", size, "max", c.s.cfg.MaxFrameSize)
+		c.s.cfg.Observer.Refused(c.s.cfg.Name, RefusedFrameLength)
+		logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelWarn, eventRequestRefused, "closing connection: bad frame length",
+			"reason", RefusedFrameLength, "length", size, "max", c.s.cfg.MaxFrameSize)
 		return nil, false, 0, fmt.Sprintf("frame length %d outside 1..%d", size, c.s.cfg.MaxFrameSize)
 	}
 	var mem int64
@@ -349,7 +352,8 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if sl.reject != "" {
-			c.log.Warn("closing connection: request rejected", "reason", sl.reject, "client_id", c.cc.ClientID())
+			logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelWarn, eventRequestRefused, "closing connection: request rejected",
+				"reason", sl.reject, "client_id", c.cc.ClientID())
 			c.finish(sl, 0, Rejected)
 			c.nc.Close()
 			return

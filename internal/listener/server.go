@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 )
 
 // Config configures a Server.
@@ -29,6 +31,8 @@ type Config struct {
 	Budget *Budget
 	// Observer, when set, receives events for metrics.
 	Observer Observer
+	// LogLimiter, when set, rate-limits the log lines of connection events and refusals.
+	LogLimiter *loglimit.Limiter
 }
 
 // Server is one Kafka listener.
@@ -90,8 +94,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		backoff = 0
 		if n := s.openConn.Add(1); int(n) > s.cfg.MaxConnections {
 			s.openConn.Add(-1)
-			s.log.Warn("connection refused: too many connections", "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+			logLimited(s.log, s.cfg.LogLimiter, slog.LevelWarn, eventConnRefused, "connection refused: too many connections",
+				"reason", RefusedTooManyConnections, "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
 			s.cfg.Observer.ConnRefused(s.cfg.Name)
+			s.cfg.Observer.Refused(s.cfg.Name, RefusedTooManyConnections)
 			nc.Close()
 			continue
 		}
