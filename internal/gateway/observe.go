@@ -67,11 +67,7 @@ func (g *Gateway) watchBridge(cl *iggy.Client) {
 		return
 	}
 	g.metrics.WatchPool(cl.PoolStats)
-	size := &logSize{api: cl, log: g.log}
-	g.metrics.GaugeFunc("coordinator_log_bytes", "Bytes of the coordinator log in Iggy (read at most every 15 s).",
-		func() float64 { b, _ := size.read(); return float64(b) })
-	g.metrics.GaugeFunc("coordinator_log_messages", "Records of the coordinator log in Iggy (read at most every 15 s).",
-		func() float64 { _, n := size.read(); return float64(n) })
+	g.metrics.WatchCoordinatorLog((&logSize{api: cl, log: g.log}).read)
 }
 
 // watchBudget exports the request-memory budget that every listener shares.
@@ -79,10 +75,7 @@ func (g *Gateway) watchBudget(b *listener.Budget) {
 	if g.metrics == nil {
 		return
 	}
-	g.metrics.GaugeFunc("request_memory_in_use_bytes", "Bytes of Kafka request frames held in memory (IGGY_KAFKA_MAX_REQUEST_MEMORY bounds them).",
-		func() float64 { n, _ := b.Usage(); return float64(n) })
-	g.metrics.GaugeFunc("request_memory_limit_bytes", "The request-memory budget (IGGY_KAFKA_MAX_REQUEST_MEMORY).",
-		func() float64 { _, n := b.Usage(); return float64(n) })
+	g.metrics.WatchBudget(b.Usage)
 }
 
 // offsetsLoaded records the coordinator log's load time.

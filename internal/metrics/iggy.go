@@ -19,7 +19,7 @@ func newIggyMetrics(m *Metrics) iggyMetrics {
 	return iggyMetrics{
 		duration: m.histogramVec("iggy_request_duration_seconds", "Time of an Iggy command, from taking a pooled connection to its reply.",
 			prometheus.ExponentialBuckets(0.0001, 4, 10), "command"),
-		calls: m.counterVec("iggy_requests_total", "Iggy commands by outcome (ok, rejected, connection, timeout, cancelled).", "command", "outcome"),
+		calls:    m.counterVec("iggy_requests_total", "Iggy commands by outcome (ok, rejected, connection, timeout, cancelled).", "command", "outcome"),
 		rejected: m.counter("iggy_login_rejections_total", "Logins of the bridge account that Iggy refused (wrong credentials, inactive user): no retry helps until the account or Iggy changes."),
 	}
 }
@@ -34,13 +34,3 @@ func (m *Metrics) CommandDone(command string, d time.Duration, outcome iggy.Outc
 
 // LoginRejected counts a refused login (iggy.Observer).
 func (m *Metrics) LoginRejected(error) { m.iggy.rejected.Inc() }
-
-// PoolStats is what the Iggy connection pool reports (iggy.Client.PoolStats).
-type PoolStats func() (size, inUse, waiting int)
-
-// WatchPool exports the pool's state, read at each scrape.
-func (m *Metrics) WatchPool(stats PoolStats) {
-	m.GaugeFunc("iggy_pool_connections", "Connections of the bridge's Iggy pool.", func() float64 { s, _, _ := stats(); return float64(s) })
-	m.GaugeFunc("iggy_pool_connections_in_use", "Pooled Iggy connections a call holds.", func() float64 { _, u, _ := stats(); return float64(u) })
-	m.GaugeFunc("iggy_pool_waiting_calls", "Calls waiting for a pooled Iggy connection.", func() float64 { _, _, w := stats(); return float64(w) })
-}

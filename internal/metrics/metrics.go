@@ -120,12 +120,6 @@ func (m *Metrics) histogramVec(name, help string, buckets []float64, labels ...s
 	return h
 }
 
-// GaugeFunc registers a gauge whose value fn reads at each scrape (fn must be cheap).
-func (m *Metrics) GaugeFunc(name, help string, fn func() float64) {
-	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, fn)
-	m.add(g, name, "gauge", help, nil)
-}
-
 func (m *Metrics) ConnOpened(l string) {
 	m.connOpen.WithLabelValues(l).Inc()
 	m.connTotal.WithLabelValues(l).Inc()
