@@ -120,6 +120,7 @@ func (g *Gateway) start(ctx context.Context) error {
 		return err
 	}
 	g.broker = b
+	g.watchGroups()
 	return g.listen()
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 )
 
@@ -68,6 +69,27 @@ func (g *Gateway) watchBridge(cl *iggy.Client) {
 	}
 	g.metrics.WatchPool(cl.PoolStats)
 	g.metrics.WatchCoordinatorLog((&logSize{api: cl, log: g.log}).read)
+}
+
+// groupLagTimeout bounds the Iggy reads of one scrape's consumer-group lag.
+const groupLagTimeout = 5 * time.Second
+
+// watchGroups exports consumer-group state and lag, computed at each scrape.
+func (g *Gateway) watchGroups() {
+	if g.metrics == nil || g.offsets == nil {
+		return
+	}
+	b := g.broker
+	g.metrics.WatchGroups(func() []metrics.GroupLag {
+		ctx, cancel := context.WithTimeout(context.Background(), groupLagTimeout)
+		defer cancel()
+		lags := b.GroupLags(ctx, metrics.MaxGroupLabels)
+		out := make([]metrics.GroupLag, len(lags))
+		for i, l := range lags {
+			out[i] = metrics.GroupLag{Group: l.Group, State: l.State, Lag: l.Lag, Partitions: l.Partitions}
+		}
+		return out
+	})
 }
 
 // watchBudget exports the request-memory budget that every listener shares.

@@ -26,6 +26,7 @@ func full() *Metrics {
 	m.WatchPool(func() (int, int, int) { return 4, 1, 0 })
 	m.WatchBudget(func() (int64, int64) { return 10, 100 })
 	m.WatchCoordinatorLog(func() (uint64, uint64) { return 1000, 10 })
+	m.WatchGroups(func() []GroupLag { return []GroupLag{{Group: "g", State: "Stable", Lag: 5, Partitions: 2}} })
 	return m
 }
 
