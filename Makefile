@@ -22,7 +22,7 @@ run:
 
 # Regenerates the tables in docs/ from the code (tests fail when they are stale).
 generate:
-	$(GO) generate ./internal/versions ./internal/config
+	$(GO) generate ./internal/versions ./internal/config ./internal/metrics
 
 fmt:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -48,6 +48,8 @@ type Options struct {
 	// Permissions is where identified users' Iggy permissions are read (authorize.go); nil:
 	// Iggy, when it can read users (an *iggy.Client can).
 	Permissions authz.Source
+	// DataObserver learns the records produced and fetched per topic (nil: nobody).
+	DataObserver DataObserver
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -69,6 +71,8 @@ type Broker struct {
 
 	onTruncation func()
 	truncCheck   truncationCheck // checks after Iggy reconnects (truncation.go)
+
+	dataObserver DataObserver
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
 	// (CreatePartitions adds to the current count).
@@ -120,6 +124,10 @@ func New(opts Options) (*Broker, error) {
 	b.reader = iggyReader{b}
 	b.epochs.log = opts.Epochs
 	b.onTruncation = opts.OnTruncation
+	b.dataObserver = opts.DataObserver
+	if b.dataObserver == nil {
+		b.dataObserver = nopDataObserver{}
+	}
 	b.placement = opts.Placement
 	if b.placement == nil {
 		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}

@@ -108,6 +108,10 @@ func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 	}
 	b.refuseNotLedFetch(f)
 	bytes, errored := b.readFetch(ctx, f)
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
+		f.release()
+		return nil, err // the client is gone: nobody reads the answer
+	}
 	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, maxFetchWait)
 	if !errored && bytes < int(req.MinBytes) && wait > 0 {
 		if err := b.waitFetch(ctx, f, max(int(req.MinBytes), 1), wait); err != nil {
@@ -116,6 +120,7 @@ func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 		}
 		b.readFetch(ctx, f)
 	}
+	b.observeFetched(f)
 	return &listener.Response{Response: resp, SizeHint: fetchSizeHint(resp), Release: f.release}, nil
 }
 
@@ -265,7 +270,7 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 			if isNotFound(err) {
 				b.topics.Invalidate(ft.kafka)
 			} else {
-				b.log.Warn("fetch: topic read failed", "conn", f.cc.ID, "topic", ft.kafka, "kafka_error", code, "err", err)
+				b.warnIggy(ctx, "fetch: topic read failed", "conn", f.cc.ID, "topic", ft.kafka, "kafka_error", code, "err", err)
 			}
 			for i := range parts {
 				parts[i].fail(code)
@@ -386,7 +391,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	logStart, err := b.logStartOffset(ctx, b.storage(f.cc), fp.key, fp.st, hw)
 	if err != nil {
 		code := fetchErrorCode(dataErrorCode(err, false))
-		b.log.Warn("fetch: log start offset read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
+		b.warnIggy(ctx, "fetch: log start offset read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
 		return code
 	}
 	fp.out.ErrorCode = 0
@@ -468,7 +473,7 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 				break // answer what was read; the next fetch meets the error
 			}
 			code := fetchErrorCode(dataErrorCode(err, false))
-			b.log.Warn("fetch: poll failed", "conn", r.cc.ID, "topic", r.key.Topic, "partition", r.key.Partition, "kafka_error", code, "err", err)
+			b.warnIggy(ctx, "fetch: poll failed", "conn", r.cc.ID, "topic", r.key.Topic, "partition", r.key.Partition, "kafka_error", code, "err", err)
 			return code
 		}
 		full, polledBytes, polledCount := false, 0, 0

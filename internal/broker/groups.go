@@ -128,7 +128,8 @@ func (o *offsetTopics) lookup(topic string) topicCheck {
 	case isUnauthorized(err):
 		return topicCheck{code: kerr.TopicAuthorizationFailed.Code}
 	default:
-		o.b.log.Warn("offset API: resolving topic failed", "topic", topic, "err", err)
-		return topicCheck{code: kerr.CoordinatorLoadInProgress.Code}
+		code := kafkaCode(err, groupFamily)
+		o.b.log.Warn("offset API: resolving topic failed", "topic", topic, "kafka_error", code, "err", err)
+		return topicCheck{code: code}
 	}
 }

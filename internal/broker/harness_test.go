@@ -41,6 +41,10 @@ type gatewayOpts struct {
 	groups *groups.Config
 	// placement replaces the single-gateway placement (nil: placement.Single).
 	placement placement.Placement
+	// logger replaces testLogger(t).
+	logger *slog.Logger
+	// data observes the data path (nil: nobody).
+	data DataObserver
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -59,6 +63,9 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	}
 	g := &gateway{t: t, config: cfg}
 	opts := Options{Config: cfg, Logger: testLogger(t), ClusterID: ClusterID("test")}
+	if o.logger != nil {
+		opts.Logger = o.logger
+	}
 	if o.bridge {
 		ms, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
 		if err != nil {
@@ -81,6 +88,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 		opts.Offsets = loadOffsetStore(t, cl)
 	}
 	opts.Groups = o.groups
+	opts.DataObserver = o.data
 	opts.Placement = o.placement
 	g.b, err = New(opts)
 	if err != nil {

@@ -271,6 +271,7 @@ func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext,
 	}
 	p.out.BaseOffset = int64(conf.BaseOffset)
 	b.data.part(p.key).advance(conf.BaseOffset+uint64(n), size, n)
+	b.dataObserver.Produced(p.kafka, n, size)
 	return p.out.BaseOffset, nil
 }
 

@@ -38,11 +38,13 @@ const (
 
 // connectBridge dials and logs in to Iggy, retrying transient failures with backoff for up to
 // the retry window. A rejected login fails at once. It never falls back to storage-free mode.
-// onReconnect is the client's reconnect hook (iggy.Config.OnReconnect).
-func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger, onReconnect func()) (*iggy.Client, error) {
+// onReconnect is the client's reconnect hook (iggy.Config.OnReconnect); obs sees every
+// command's outcome (iggy.Config.Observer).
+func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger, onReconnect func(), obs iggy.Observer) (*iggy.Client, error) {
 	deadline := time.Now().Add(b.RetryWindow)
 	cfg := bridgeConfig(b)
 	cfg.OnReconnect = onReconnect
+	cfg.Observer = obs
 	backoff := firstBackoff
 	for attempt := 1; ; attempt++ {
 		cl, err := iggy.Dial(ctx, cfg)

@@ -21,6 +21,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 )
@@ -29,6 +30,9 @@ import (
 type Gateway struct {
 	cfg config.Config // a copy: dev mode points its bridge at the in-memory server
 	log *slog.Logger
+	// logLimit rate-limits log lines of events that clients or a failing Iggy can repeat at
+	// will (connections, refusals, rejected bridge logins).
+	logLimit *loglimit.Limiter
 
 	dev         *memserver.Server
 	iggy        *iggy.Client
@@ -89,17 +93,24 @@ func (g *Gateway) start(ctx context.Context) error {
 			return err
 		}
 	}
+	g.logLimit = loglimit.New(logLinesPerSecond, logLineBurst, g.logSuppressed())
 	if cfg.Dev {
 		if err := g.startDev(); err != nil {
 			return err
 		}
 	}
 	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free")}
+	if g.metrics != nil {
+		opts.DataObserver = g.metrics
+	}
 	if cfg.Bridge.Enabled {
-		cl, err := connectBridge(ctx, cfg.Bridge, g.log, g.iggyReconnected)
+		obs := g.bridgeObserver()
+		cl, err := connectBridge(ctx, cfg.Bridge, g.log, g.iggyReconnected, obs)
 		if err != nil {
 			return err
 		}
+		obs.started.Store(true)
+		g.watchBridge(cl)
 		g.iggy = cl
 		g.bridge.Store(cl)
 		if err := ensureDefaultStream(ctx, cl, cfg.DefaultStream, g.log); err != nil {
@@ -107,7 +118,7 @@ func (g *Gateway) start(ctx context.Context) error {
 		}
 		flush := durability.Mode(cfg.TopicFlush)
 		if len(cfg.Peers) == 0 {
-			if g.offsets, err = loadOffsets(ctx, cl, g.log, flush, g.offsetsOption); err != nil {
+			if g.offsets, err = loadOffsets(ctx, cl, g.log, flush, g.offsetsOption, g.offsetsLoaded); err != nil {
 				return err
 			}
 		} else {
@@ -150,6 +161,7 @@ func (g *Gateway) start(ctx context.Context) error {
 		}
 		g.reconnected.Store(b)
 	}
+	g.watchGroups()
 	return g.listen()
 }
 
@@ -172,7 +184,7 @@ func (g *Gateway) listen() error {
 			MaxFrameSize: lim.MaxFrameSize, MaxConnections: lim.MaxConnections, MaxInFlight: lim.MaxInFlight,
 			MaxConnectionsPerAddress: lim.MaxConnectionsPerAddress, FirstRequestTimeout: lim.FirstRequestTimeout,
 			IdleTimeout: lim.IdleTimeout, ReadTimeout: lim.ReadTimeout, WriteTimeout: lim.WriteTimeout,
-			Budget: budget, Observer: g.observer(),
+			Budget: budget, Observer: g.observer(), LogLimiter: g.logLimit,
 		}
 		if err := g.security.Apply(l, &lcs[i]); err != nil {
 			return fmt.Errorf("listener %s: %w", l.Name, err)
@@ -200,6 +212,7 @@ func (g *Gateway) listen() error {
 			"advertised", net.JoinHostPort(l.AdvertisedHost, strconv.Itoa(adv)), "node_id", g.cfg.NodeID)
 	}
 	g.failed = make(chan error, len(lns))
+	g.watchBudget(budget)
 	for i, ln := range lns {
 		l := g.cfg.Listeners[i]
 		srv := listener.New(lcs[i])

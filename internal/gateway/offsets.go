@@ -15,7 +15,7 @@ import (
 // loadOffsets opens the committed-offset store over the coordinator log in Iggy and rebuilds
 // its view (latest checkpoint plus the records after it) before any Kafka connection is
 // accepted, so that no client is ever told "nothing committed" for a group that has commits.
-func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode, option func(*offsets.Config)) (*offsets.Store, error) {
+func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode, option func(*offsets.Config), loaded func(time.Duration)) (*offsets.Store, error) {
 	ilog := coordinatorLog(api, flush)
 	store, err := newOffsets(ilog, log, option)
 	if err != nil {
@@ -33,8 +33,10 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flu
 		return nil, fmt.Errorf("loading committed offsets from Iggy stream %q, topic %q%s: %w",
 			offsets.DefaultStream, offsets.DefaultTopic, hint, err)
 	}
+	took := time.Since(start)
 	log.Info("committed offsets loaded", "iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic,
-		"duration", time.Since(start).Round(time.Millisecond))
+		"duration", took.Round(time.Millisecond))
+	loaded(took)
 	if f := ilog.FlushInForce(); !f.WritesEachAck() {
 		log.Warn("the coordinator log's Iggy topic does not write each acknowledged commit before answering: an Iggy crash can lose committed offsets. "+durability.Fix,
 			"iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic, "flush", f.String())

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Client is a pool of logged-in connections. Each call runs on an idle connection; when none
@@ -13,6 +15,8 @@ type Client struct {
 	cfg   *Config
 	conns []*Conn
 	idle  chan *Conn // the connections no call holds; a call takes one and gives it back
+
+	waiting atomic.Int64 // calls waiting for a connection
 
 	mu       sync.Mutex
 	acquired map[*Conn]struct{}
@@ -41,7 +45,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	return cl, nil
 }
 
-func (cl *Client) exchange(ctx context.Context, c *call, decode func([]byte) error) error {
+func (cl *Client) exchange(ctx context.Context, c *call, decode func([]byte) error) (err error) {
+	defer observe(cl.cfg.Observer, c.code, time.Now(), &err)
 	if cl.isClosed() {
 		return ErrClosed
 	}
@@ -56,16 +61,31 @@ func (cl *Client) exchange(ctx context.Context, c *call, decode func([]byte) err
 // take returns a locked connection of the pool: an idle one, or else the first one another
 // call gives back (or ctx ends). The lock waits only for a keepalive ping in progress.
 func (cl *Client) take(ctx context.Context) (*Conn, error) {
+	var cn *Conn
 	select {
-	case cn := <-cl.idle:
-		if err := cn.lock(ctx); err != nil {
-			cl.idle <- cn
-			return nil, err
+	case cn = <-cl.idle:
+	default:
+		cl.waiting.Add(1)
+		select {
+		case cn = <-cl.idle:
+			cl.waiting.Add(-1)
+		case <-ctx.Done():
+			cl.waiting.Add(-1)
+			return nil, ctx.Err()
 		}
-		return cn, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
+	if err := cn.lock(ctx); err != nil {
+		cl.idle <- cn
+		return nil, err
+	}
+	return cn, nil
+}
+
+// PoolStats reports the pool's connections, how many of them calls hold, and how many calls
+// wait for one.
+func (cl *Client) PoolStats() (size, inUse, waiting int) {
+	size = len(cl.conns)
+	return size, size - len(cl.idle), int(cl.waiting.Load())
 }
 
 // give returns a connection that take handed out.

@@ -40,6 +40,8 @@ type Config struct {
 	// session is established and before the request that reconnected is sent. It runs with
 	// the connection held: it must return quickly and must not call the Client.
 	OnReconnect func()
+
+	Observer Observer // receives command outcomes and login rejections; default none
 }
 
 // Defaults.
@@ -76,6 +78,9 @@ func (cfg Config) normalize() (*Config, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	if cfg.SDKName == "" {
 		cfg.SDKName = "iggy-gateway-kafka"

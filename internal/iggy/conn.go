@@ -47,9 +47,10 @@ type Conn struct {
 	hdr     [wire.HeaderSize]byte
 	closed  bool
 	logins  uint64 // successful logins; more than one means a reconnect
-	// stale: a round trip's cancellation started after its reply was read, and may still
-	// set a past deadline on the socket at any moment; the next exchange must not use it.
-	stale bool
+	// interrupted receives once a cancellation's interrupt of a round trip has moved the
+	// socket's deadline into the past, so the round trip can wait for it to finish instead of
+	// giving up a connection that has nothing in flight.
+	interrupted chan struct{}
 
 	stopPing  context.CancelFunc // ends the ping loop and any ping it is running
 	pingDone  chan struct{}
@@ -70,7 +71,7 @@ func DialConn(ctx context.Context, cfg Config) (*Conn, error) {
 }
 
 func dialConn(ctx context.Context, cfg *Config) (*Conn, error) {
-	cn := &Conn{cfg: cfg, sem: make(chan struct{}, 1)}
+	cn := &Conn{cfg: cfg, sem: make(chan struct{}, 1), interrupted: make(chan struct{}, 1)}
 	cn.commands = commands{x: cn}
 	cn.sem <- struct{}{}
 	err := cn.connect(ctx)
@@ -155,12 +156,18 @@ func (cn *Conn) pingLoop(stop context.Context) {
 }
 
 // exchange runs one command on this connection.
-func (cn *Conn) exchange(ctx context.Context, c *call, decode func([]byte) error) error {
+func (cn *Conn) exchange(ctx context.Context, c *call, decode func([]byte) error) (err error) {
+	defer observe(cn.cfg.Observer, c.code, time.Now(), &err)
 	if err := cn.lock(ctx); err != nil {
 		return &ConnError{Op: commandName(c.code), Err: err}
 	}
 	defer cn.unlock()
 	return cn.exchangeLocked(ctx, c, decode)
+}
+
+// observe reports a command that started at start and ended with *err.
+func observe(o Observer, code uint32, start time.Time, err *error) {
+	o.CommandDone(commandName(code), time.Since(start), OutcomeOf(*err))
 }
 
 // exchangeLocked sends c and decodes the reply payload with decode (which must not retain it
@@ -183,9 +190,6 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 		}
 		if err := ctx.Err(); err != nil {
 			return &ConnError{Op: name, Err: err}
-		}
-		if cn.stale {
-			cn.drop() // nothing was sent on it yet: the request goes out on a fresh socket
 		}
 		if cn.nc == nil {
 			if err := cn.connect(ctx); err != nil {
@@ -311,7 +315,9 @@ func (cn *Conn) connect(ctx context.Context) error {
 		cn.drop()
 		var se *Error
 		if errors.As(err, &se) && isCredentialCode(se.Code) {
-			return &Error{Code: se.Code, Op: "login"}
+			rejected := &Error{Code: se.Code, Op: "login"}
+			cn.cfg.Observer.LoginRejected(rejected)
+			return rejected
 		}
 		return &ConnError{Op: "login", Err: err}
 	}
@@ -345,7 +351,6 @@ func (cn *Conn) drop() {
 		cn.nc = nil
 	}
 	cn.session = 0
-	cn.stale = false
 }
 
 // roundTrip writes one request frame and reads its reply, resending the identical frame on
@@ -359,12 +364,16 @@ func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint3
 	d, _ := ctx.Deadline() // zero (none) clears a deadline an earlier exchange left
 	_ = nc.SetDeadline(d)
 	// Cancelling ctx interrupts the I/O by moving the deadline into the past. stop does not
-	// wait for an interrupt that has already started: that one may land after this round trip
-	// returned, during the next exchange on nc, so nc must not carry another exchange.
-	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	// wait for an interrupt that has already started, so the round trip waits for it: it must
+	// not land during the next exchange. An interrupt after the reply was read leaves nothing
+	// in flight, and the next round trip's SetDeadline undoes it, so the connection stays.
+	stop := context.AfterFunc(ctx, func() {
+		_ = nc.SetDeadline(time.Unix(1, 0))
+		cn.interrupted <- struct{}{}
+	})
 	defer func() {
 		if !stop() {
-			cn.stale = true
+			<-cn.interrupted
 		}
 	}()
 

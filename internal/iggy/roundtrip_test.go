@@ -19,6 +19,7 @@ func swapSocket(t *testing.T, cn *Conn, wrap func(net.Conn) net.Conn) {
 		t.Fatal(err)
 	}
 	cn.nc = wrap(cn.nc)
+	cn.br.Reset(cn.nc) // nothing is buffered between exchanges
 	cn.unlock()
 }
 
@@ -30,6 +31,24 @@ type gatedInterrupt struct {
 	entered chan struct{} // closed once the interrupt reached the socket
 	release chan struct{} // the test closes it to let the interrupt land
 	landed  chan struct{} // closed once the interrupt was applied
+
+	// readAfter: bytes read since the interrupt entered; readAll is closed once they reach
+	// want.
+	readAfter, want int
+	readAll         chan struct{}
+}
+
+func (g *gatedInterrupt) Read(b []byte) (int, error) {
+	n, err := g.Conn.Read(b)
+	select {
+	case <-g.entered:
+		if g.readAfter < g.want && g.readAfter+n >= g.want {
+			close(g.readAll)
+		}
+		g.readAfter += n
+	default:
+	}
+	return n, err
 }
 
 func (g *gatedInterrupt) SetDeadline(d time.Time) error {
@@ -46,9 +65,9 @@ func (g *gatedInterrupt) SetDeadline(d time.Time) error {
 	return err
 }
 
-// A request whose context is cancelled just as its reply arrives succeeds, and the interrupt
-// that the cancellation started cannot break the next request on the connection, however late
-// it lands.
+// A request whose context is cancelled just as its reply arrives succeeds once the interrupt
+// that the cancellation started has landed; that interrupt cannot break the next request on
+// the connection, which carries it without a reconnect (nothing was in flight).
 func TestLateInterruptDoesNotHitTheNextRequest(t *testing.T) {
 	gotGet, replyGet := make(chan struct{}), make(chan struct{})
 	gotSend, replySend := make(chan struct{}), make(chan struct{})
@@ -82,7 +101,8 @@ func TestLateInterruptDoesNotHitTheNextRequest(t *testing.T) {
 	})
 	t.Cleanup(func() { close(done) })
 	cn := dialScripted(t, s)
-	gate := &gatedInterrupt{entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
+	gate := &gatedInterrupt{entered: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{}),
+		want: wire.HeaderSize + len(streamPayload("s")), readAll: make(chan struct{})}
 	swapSocket(t, cn, func(nc net.Conn) net.Conn { gate.Conn = nc; return gate })
 	t.Cleanup(func() {
 		select {
@@ -99,6 +119,9 @@ func TestLateInterruptDoesNotHitTheNextRequest(t *testing.T) {
 	cancel()
 	<-gate.entered // the interrupt has started but not landed
 	close(replyGet)
+	<-gate.readAll      // the reply has been read
+	close(gate.release) // the late interrupt lands after the reply
+	<-gate.landed
 	if err := <-getErr; err != nil {
 		t.Fatalf("GetStream answered before its interrupt landed: %v", err)
 	}
@@ -109,11 +132,12 @@ func TestLateInterruptDoesNotHitTheNextRequest(t *testing.T) {
 		sendErr <- err
 	}()
 	<-gotSend
-	close(gate.release) // the late interrupt lands while the send waits for its reply
-	<-gate.landed
 	close(replySend)
 	if err := <-sendErr; err != nil {
 		t.Fatalf("the send after a late interrupt: %v", err)
+	}
+	if n := s.logins(); n != 1 {
+		t.Fatalf("%d logins: the late interrupt cost a reconnect", n)
 	}
 }
 

@@ -52,6 +52,13 @@ func (b *Budget) SetAddressShare(n int64) {
 	b.share = n
 }
 
+// Usage returns the bytes held by requests and the budget's size, for metrics.
+func (b *Budget) Usage() (inUse, limit int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.max - b.avail, b.max
+}
+
 // clamp lets a request larger than the whole budget through alone instead of never.
 func (b *Budget) clamp(n int64) int64 { return min(n, b.max) }
 

@@ -112,7 +112,7 @@ func (c *conn) serve() {
 	obs.ConnOpened(c.s.cfg.Name)
 	defer obs.ConnClosed(c.s.cfg.Name)
 	defer c.acct.close()
-	c.log.Info("connection opened")
+	logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelInfo, eventConnOpened, "connection opened")
 	if reason := c.secure(); reason != "" {
 		c.nc.Close()
 		c.cancel()
@@ -137,7 +137,7 @@ func (c *conn) serve() {
 		c.finish(sl, 0, Abandoned)
 	}
 	name, version := c.cc.ClientSoftware()
-	c.log.Info("connection closed", "reason", reason, "client_id", c.cc.ClientID(),
+	logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelInfo, eventConnClosed, "connection closed", "reason", reason, "client_id", c.cc.ClientID(),
 		"client_software", name, "client_software_version", version,
 		"requests", c.requests, "duration", time.Since(c.opened).Round(time.Millisecond))
 }
@@ -244,6 +244,7 @@ func (c *conn) readLoop() string {
 		switch {
 		case errors.As(err, &rej):
 			sl.reject = rej.reason
+			c.s.cfg.Observer.Refused(c.s.cfg.Name, rej.kind)
 			close(sl.done)
 			c.slots <- sl
 			return rej.reason
@@ -295,9 +296,9 @@ func (c *conn) saslGate(key int16) (serial bool, err error) {
 	}
 	if !sasl && key != apiVersionsKey {
 		if c.cc.Identity().Authenticated() {
-			return false, reject("SASL session expired without re-authentication")
+			return false, reject(RefusedUnauthenticated, "SASL session expired without re-authentication")
 		}
-		return false, reject("%s before SASL authentication", kmsg.NameForKey(key))
+		return false, reject(RefusedUnauthenticated, "%s before SASL authentication", kmsg.NameForKey(key))
 	}
 	return true, nil
 }
@@ -342,7 +343,9 @@ func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size <= 0 || int(size) > maxSize {
-		c.log.Warn("closing connection: bad frame length", "length", size, "max", maxSize)
+		c.s.cfg.Observer.Refused(c.s.cfg.Name, RefusedFrameLength)
+		logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelWarn, eventRequestRefused, "closing connection: bad frame length",
+			"reason", RefusedFrameLength, "length", size, "max", maxSize)
 		return nil, false, nil, fmt.Sprintf("frame length %d outside 1..%d", size, maxSize)
 	}
 	mem := &reservation{acct: c.acct}
@@ -502,7 +505,8 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if sl.reject != "" {
-			c.log.Warn("closing connection: request rejected", "reason", sl.reject, "client_id", c.cc.ClientID())
+			logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelWarn, eventRequestRefused, "closing connection: request rejected",
+				"reason", sl.reject, "client_id", c.cc.ClientID())
 			c.finish(sl, 0, Rejected)
 			c.nc.Close()
 			return

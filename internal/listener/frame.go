@@ -60,13 +60,16 @@ type request struct {
 	invalid kmsg.Response
 }
 
-// rejection is a frame that closes the connection; reason goes to the log.
-type rejection struct{ reason string }
+// rejection is a frame that closes the connection; reason goes to the log, kind to metrics.
+type rejection struct {
+	reason string
+	kind   Refusal
+}
 
 func (r *rejection) Error() string { return r.reason }
 
-func reject(format string, args ...any) error {
-	return &rejection{reason: fmt.Sprintf(format, args...)}
+func reject(kind Refusal, format string, args ...any) error {
+	return &rejection{reason: fmt.Sprintf(format, args...), kind: kind}
 }
 
 // parseFrameSafe is parseFrame that turns a panic (a decoder bug on hostile input) into a
@@ -74,7 +77,7 @@ func reject(format string, args ...any) error {
 func parseFrameSafe(cc *ConnContext, d Dispatcher, frame []byte) (r *request, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r, err = nil, reject("request decoding panicked: %v", p)
+			r, err = nil, reject(RefusedMalformed, "request decoding panicked: %v", p)
 		}
 	}()
 	return parseFrame(cc, d, frame)
@@ -87,7 +90,7 @@ const requestHeaderFixed = 8
 // *rejection error when the connection must be closed.
 func parseFrame(cc *ConnContext, d Dispatcher, frame []byte) (*request, error) {
 	if len(frame) < requestHeaderFixed {
-		return nil, reject("frame of %d bytes is shorter than a request header", len(frame))
+		return nil, reject(RefusedMalformed, "frame of %d bytes is shorter than a request header", len(frame))
 	}
 	r := &request{
 		key:     int16(binary.BigEndian.Uint16(frame[0:])),
@@ -96,12 +99,12 @@ func parseFrame(cc *ConnContext, d Dispatcher, frame []byte) (*request, error) {
 	}
 	h, ok := d.Lookup(cc, r.key, r.version)
 	if !ok {
-		return r, reject("unsupported api key %d (%s) version %d", r.key, kmsg.NameForKey(r.key), r.version)
+		return r, reject(RefusedUnsupported, "unsupported api key %d (%s) version %d", r.key, kmsg.NameForKey(r.key), r.version)
 	}
 	r.h = h
 	r.req = kmsg.RequestForKey(r.key)
 	if r.req == nil {
-		return r, reject("api key %d has no request type", r.key)
+		return r, reject(RefusedUnsupported, "api key %d has no request type", r.key)
 	}
 	r.req.SetVersion(r.version)
 	if h.Undecoded {
@@ -110,12 +113,12 @@ func parseFrame(cc *ConnContext, d Dispatcher, frame []byte) (*request, error) {
 	rest := frame[requestHeaderFixed:]
 	clientID, rest, err := readClientID(rest)
 	if err != nil {
-		return r, reject("request header: %v", err)
+		return r, reject(RefusedMalformed, "request header: %v", err)
 	}
 	r.clientID = clientID
 	if r.req.IsFlexible() {
 		if rest, err = skipTags(rest); err != nil {
-			return r, reject("request header tags: %v", err)
+			return r, reject(RefusedMalformed, "request header tags: %v", err)
 		}
 	}
 	if err := decodeBody(r.req, rest); err != nil {
@@ -125,7 +128,7 @@ func parseFrame(cc *ConnContext, d Dispatcher, frame []byte) (*request, error) {
 			r.invalid = h.InvalidRequest(fresh)
 		}
 		if r.invalid == nil { // no error field to carry INVALID_REQUEST at this version
-			return r, reject("%s v%d: %v", kmsg.NameForKey(r.key), r.version, err)
+			return r, reject(RefusedMalformed, "%s v%d: %v", kmsg.NameForKey(r.key), r.version, err)
 		}
 		r.invalid.SetVersion(r.version)
 	}

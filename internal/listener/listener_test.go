@@ -3,7 +3,9 @@ package listener
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -12,6 +14,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 func echoDescribeCluster(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
@@ -422,6 +427,16 @@ type recordingObserver struct {
 	opened, closed, refused int
 	read                    int
 	outcomes                map[Outcome]int
+	refusals                map[Refusal]int
+}
+
+func (o *recordingObserver) Refused(_ string, r Refusal) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.refusals == nil {
+		o.refusals = map[Refusal]int{}
+	}
+	o.refusals[r]++
 }
 
 func (o *recordingObserver) ConnOpened(string)  { o.mu.Lock(); o.opened++; o.mu.Unlock() }
@@ -470,6 +485,56 @@ func TestObserverSeesEveryRequestOnce(t *testing.T) {
 	}
 	if obs.read != 4 || obs.opened != 2 || obs.closed != 2 {
 		t.Errorf("read %d opened %d closed %d", obs.read, obs.opened, obs.closed)
+	}
+	if len(obs.refusals) != 2 || obs.refusals[RefusedUnsupported] != 1 || obs.refusals[RefusedTooManyConnections] != 1 {
+		t.Errorf("refusals %v, want one unsupported request and one connection over the limit", obs.refusals)
+	}
+}
+
+// Connection events are logged one line each, within the rate limit of their kind; the next
+// line after a suppressed stretch says how many were suppressed.
+func TestConnectionLogLinesAreRateLimited(t *testing.T) {
+	logs := &testutil.SyncBuffer{}
+	suppressed := make(chan string, 16)
+	lim := loglimit.New(1e-9, 2, func(kind string) { suppressed <- kind }) // 2 lines, then none
+	s := startServer(t, basicRoutes(), func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		c.LogLimiter = lim
+	})
+	for range 3 {
+		c := dial(t, s.addr)
+		c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+		c.readResponse(kmsg.NewPtrDescribeClusterResponse())
+		c.nc.Close()
+		waitFor(t, func() bool { return s.OpenConnections() == 0 })
+	}
+	if k := <-suppressed; k != "connection_opened" {
+		t.Fatalf("suppressed %q first, want connection_opened", k)
+	}
+	if k := <-suppressed; k != "connection_closed" {
+		t.Fatalf("suppressed %q second, want connection_closed", k)
+	}
+	var opened, closed int
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		switch rec["event"] {
+		case "connection_opened":
+			opened++
+			if rec["listener"] == nil || rec["remote"] == nil || rec["conn"] == nil {
+				t.Errorf("connection line without listener, remote or conn: %s", line)
+			}
+		case "connection_closed":
+			closed++
+			if _, ok := rec["client_id"]; !ok {
+				t.Errorf("close line without client_id: %s", line)
+			}
+		}
+	}
+	if opened != 2 || closed != 2 {
+		t.Fatalf("%d open and %d close lines for 3 connections with a burst of 2:\n%s", opened, closed, logs.String())
 	}
 }
 

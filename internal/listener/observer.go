@@ -1,6 +1,12 @@
 package listener
 
-import "time"
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
+)
 
 // Outcome is how a request ended, for metrics.
 type Outcome string
@@ -28,6 +34,41 @@ type Observer interface {
 	// RequestDone: api is the request's key (any int16 for rejected frames); latency runs
 	// from the frame's arrival to its response being written.
 	RequestDone(listener string, api int16, latency time.Duration, responseBytes int, outcome Outcome)
+	// Refused: a connection or request was refused for reason (its connection is closed).
+	Refused(listener string, reason Refusal)
+}
+
+// Refusal is why a connection or request was refused: a small fixed set, for metric labels.
+type Refusal string
+
+// Refusal reasons.
+const (
+	RefusedTooManyConnections Refusal = "too_many_connections" // MaxConnections reached
+	RefusedFrameLength        Refusal = "frame_length"         // a frame size outside 1..MaxFrameSize
+	RefusedUnsupported        Refusal = "unsupported"          // an API key or version not served
+	RefusedMalformed          Refusal = "malformed"            // an undecodable header or body
+	RefusedUnauthenticated    Refusal = "unauthenticated"      // a request a SASL listener does not serve before (re-)authentication
+)
+
+// Log event kinds, rate-limited each on its own (Config.LogLimiter).
+const (
+	eventConnOpened     = "connection_opened"
+	eventConnClosed     = "connection_closed"
+	eventConnRefused    = "connection_refused"
+	eventRequestRefused = "request_refused"
+)
+
+// logLimited logs msg unless lim suppresses events of its kind; an allowed line says how many
+// of its kind were suppressed before it.
+func logLimited(log *slog.Logger, lim *loglimit.Limiter, level slog.Level, kind, msg string, args ...any) {
+	ok, suppressed := lim.Allow(kind)
+	if !ok {
+		return
+	}
+	if suppressed > 0 {
+		args = append(args, "suppressed_before", suppressed)
+	}
+	log.Log(context.Background(), level, msg, append(args, "event", kind)...)
 }
 
 type nopObserver struct{}
@@ -37,3 +78,4 @@ func (nopObserver) ConnClosed(string)                                      {}
 func (nopObserver) ConnRefused(string)                                     {}
 func (nopObserver) RequestRead(string, int)                                {}
 func (nopObserver) RequestDone(string, int16, time.Duration, int, Outcome) {}
+func (nopObserver) Refused(string, Refusal)                                {}

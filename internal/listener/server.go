@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 )
 
 // Config configures a Server.
@@ -51,6 +53,8 @@ type Config struct {
 	// connection.
 	SASL                bool
 	PreAuthMaxFrameSize int
+	// LogLimiter, when set, rate-limits the log lines of connection events and refusals.
+	LogLimiter *loglimit.Limiter
 }
 
 // Server is one Kafka listener.
@@ -113,8 +117,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		backoff = 0
 		if n := s.openConn.Add(1); int(n) > s.cfg.MaxConnections {
 			s.openConn.Add(-1)
-			s.log.Warn("connection refused: too many connections", "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+			logLimited(s.log, s.cfg.LogLimiter, slog.LevelWarn, eventConnRefused, "connection refused: too many connections",
+				"reason", RefusedTooManyConnections, "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
 			s.cfg.Observer.ConnRefused(s.cfg.Name)
+			s.cfg.Observer.Refused(s.cfg.Name, RefusedTooManyConnections)
 			nc.Close()
 			continue
 		}

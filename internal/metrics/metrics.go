@@ -1,24 +1,10 @@
-// Package metrics exposes the gateway's Prometheus metrics and health endpoints.
-//
-// Metrics (all prefixed iggy_gateway_kafka_):
-//
-//	connections_open{listener}                 gauge
-//	connections_total{listener}                counter, accepted connections
-//	connections_refused_total{listener}        counter, closed on accept (MAX_CONNECTIONS)
-//	requests_in_flight                         gauge, read and not yet answered
-//	requests_total{listener,api,outcome}       counter; outcome: answered, no_response,
-//	                                           invalid, rejected, failed, abandoned
-//	request_duration_seconds{listener,api}     histogram, frame arrival → response written
-//	request_bytes_total{listener}              counter
-//	response_bytes_total{listener}             counter
-//	coordinator_log_recoveries_total           counter, coordinator-log partitions loaded
-//	                                           from an earlier checkpoint or a full replay
-//	                                           because their checkpoint was damaged
-//	idempotent_producers                       gauge, producers remembered (producers.go)
-//	idempotent_producers_bytes                 gauge, their estimated memory
+// Package metrics exposes the gateway's Prometheus metrics and health endpoints. Every metric
+// is listed, with its type, labels and help, in docs/METRICS.md, which is generated from
+// Catalog (go generate ./internal/metrics); a test fails when it is stale.
 //
 // The api label is the Kafka API name for keys the gateway serves and "unsupported" for any
-// other key, so a client sending garbage cannot create label values.
+// other key, and the topic label holds at most MaxTopicLabels topics (later ones count as
+// "other"), so a client cannot create label values without bound.
 package metrics
 
 import (
@@ -37,9 +23,12 @@ import (
 
 const namespace = "iggy_gateway_kafka"
 
-// Metrics implements listener.Observer over a Prometheus registry.
+// Metrics implements listener.Observer, iggy.Observer and broker.DataObserver over a
+// Prometheus registry.
 type Metrics struct {
-	reg         *prometheus.Registry
+	reg     *prometheus.Registry
+	catalog []Info
+
 	connOpen    *prometheus.GaugeVec
 	connTotal   *prometheus.CounterVec
 	connRefused *prometheus.CounterVec
@@ -48,46 +37,90 @@ type Metrics struct {
 	duration    *prometheus.HistogramVec
 	bytesIn     *prometheus.CounterVec
 	bytesOut    *prometheus.CounterVec
+	refused     *prometheus.CounterVec
 	recoveries  prometheus.Counter
 	truncations prometheus.Counter
+	loadTime    prometheus.Gauge
+	suppressed  *prometheus.CounterVec
+
+	iggy  iggyMetrics
+	topic topicMetrics
 }
 
 var _ listener.Observer = (*Metrics)(nil)
 
+// Info describes one metric, for docs/METRICS.md and the checks of deploy/.
+type Info struct {
+	Name   string // full name
+	Type   string // counter, gauge, histogram
+	Labels []string
+	Help   string
+}
+
 // New returns metrics registered in a fresh registry, with the Go runtime and process
 // collectors.
 func New() *Metrics {
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		connOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "connections_open",
-			Help: "Kafka connections open."}, []string{"listener"}),
-		connTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "connections_total",
-			Help: "Kafka connections accepted."}, []string{"listener"}),
-		connRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "connections_refused_total",
-			Help: "Kafka connections closed on accept because of the connection limit."}, []string{"listener"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "requests_in_flight",
-			Help: "Kafka requests read and not yet answered."}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "requests_total",
-			Help: "Kafka requests by API and outcome."}, []string{"listener", "api", "outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "request_duration_seconds",
-			Help:    "Time from a request's arrival to its response being written.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"listener", "api"}),
-		bytesIn: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "request_bytes_total",
-			Help: "Bytes of Kafka request frames read."}, []string{"listener"}),
-		bytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "response_bytes_total",
-			Help: "Bytes of Kafka responses written."}, []string{"listener"}),
-		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "coordinator_log_recoveries_total",
-			Help: "Coordinator-log partitions loaded from an earlier checkpoint or a full replay because their checkpoint was damaged."}),
-		truncations: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "partition_truncations_total",
-			Help: "Partitions whose log end was found below the high watermark the gateway had seen (Iggy lost a tail); each bumps the partition's leader epoch."}),
-	}
-	m.reg.MustRegister(m.connOpen, m.connTotal, m.connRefused, m.inFlight, m.requests, m.duration, m.bytesIn, m.bytesOut, m.recoveries, m.truncations,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.connOpen = m.gaugeVec("connections_open", "Kafka connections open.", "listener")
+	m.connTotal = m.counterVec("connections_total", "Kafka connections accepted.", "listener")
+	m.connRefused = m.counterVec("connections_refused_total", "Kafka connections closed on accept because of the connection limit.", "listener")
+	m.inFlight = m.gauge("requests_in_flight", "Kafka requests read and not yet answered.")
+	m.requests = m.counterVec("requests_total", "Kafka requests by API and outcome (answered, no_response, invalid, rejected, failed, abandoned).", "listener", "api", "outcome")
+	m.duration = m.histogramVec("request_duration_seconds", "Time from a Kafka request's arrival to its response being written.",
+		prometheus.ExponentialBuckets(0.0001, 4, 10), "listener", "api")
+	m.bytesIn = m.counterVec("request_bytes_total", "Bytes of Kafka request frames read.", "listener")
+	m.bytesOut = m.counterVec("response_bytes_total", "Bytes of Kafka responses written.", "listener")
+	m.refused = m.counterVec("refused_total", "Kafka connections and requests refused, by reason (too_many_connections, frame_length, unsupported, malformed, unauthenticated); each closes its connection.", "listener", "reason")
+	m.recoveries = m.counter("coordinator_log_recoveries_total", "Coordinator-log partitions loaded from an earlier checkpoint or a full replay because their checkpoint was damaged.")
+	m.loadTime = m.gauge("coordinator_log_load_duration_seconds", "Time the last start took to load committed offsets (checkpoints and replay of the coordinator log).")
+	m.suppressed = m.counterVec("log_lines_suppressed_total", "Log lines of connection events and refusals dropped by the rate limit, by event.", "event")
+	m.truncations = m.counter("partition_truncations_total", "Partitions whose log end was found below the high watermark the gateway had seen (Iggy lost a tail); each bumps the partition's leader epoch.")
+	m.iggy = newIggyMetrics(m)
+	m.topic = newTopicMetrics(m)
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
+// Catalog lists the gateway's own metrics (not the standard go_* and process_* ones).
+func (m *Metrics) Catalog() []Info { return m.catalog }
+
 // Registry lets other packages register their collectors next to these.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+func (m *Metrics) add(c prometheus.Collector, name, typ, help string, labels []string) {
+	m.reg.MustRegister(c)
+	m.catalog = append(m.catalog, Info{Name: namespace + "_" + name, Type: typ, Labels: labels, Help: help})
+}
+
+func (m *Metrics) counter(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help})
+	m.add(c, name, "counter", help, nil)
+	return c
+}
+
+func (m *Metrics) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels)
+	m.add(c, name, "counter", help, labels)
+	return c
+}
+
+func (m *Metrics) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
+	m.add(g, name, "gauge", help, nil)
+	return g
+}
+
+func (m *Metrics) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, labels)
+	m.add(g, name, "gauge", help, labels)
+	return g
+}
+
+func (m *Metrics) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: name, Help: help, Buckets: buckets}, labels)
+	m.add(h, name, "histogram", help, labels)
+	return h
+}
 
 func (m *Metrics) ConnOpened(l string) {
 	m.connOpen.WithLabelValues(l).Inc()
@@ -96,6 +129,10 @@ func (m *Metrics) ConnOpened(l string) {
 
 func (m *Metrics) ConnClosed(l string)  { m.connOpen.WithLabelValues(l).Dec() }
 func (m *Metrics) ConnRefused(l string) { m.connRefused.WithLabelValues(l).Inc() }
+
+func (m *Metrics) Refused(l string, reason listener.Refusal) {
+	m.refused.WithLabelValues(l, string(reason)).Inc()
+}
 
 func (m *Metrics) RequestRead(l string, frameBytes int) {
 	m.inFlight.Inc()
@@ -119,6 +156,12 @@ func (m *Metrics) CoordinatorLogRecovered(int) { m.recoveries.Inc() }
 // PartitionTruncated counts a detected truncation of a partition's log (it fits
 // broker.Options.OnTruncation).
 func (m *Metrics) PartitionTruncated() { m.truncations.Inc() }
+
+// CoordinatorLogLoaded records how long loading the committed offsets took.
+func (m *Metrics) CoordinatorLogLoaded(d time.Duration) { m.loadTime.Set(d.Seconds()) }
+
+// LogSuppressed counts a log line dropped by the rate limit (it fits loglimit.New).
+func (m *Metrics) LogSuppressed(event string) { m.suppressed.WithLabelValues(event).Inc() }
 
 func apiName(key int16) string {
 	if _, ok := versions.Lookup(key); ok {

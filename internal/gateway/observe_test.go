@@ -1,0 +1,50 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// /metrics reports the data path per topic, the Iggy pool and a consumer group's lag: the
+// records between its committed offset and the partition's end.
+func TestMetricsReportTopicsPoolAndGroupLag(t *testing.T) {
+	addr, user, pass := testIggy(t)
+	g, _ := start(t, nil, append(bridgeEnv(addr, pass, "IGGY_KAFKA_METRICS_ADDR=127.0.0.1:0"), "IGGY_KAFKA_IGGY_USERNAME="+user)...)
+	ctx := testCtx(t)
+	topic := "lag-" + strings.ReplaceAll(t.Name(), "/", "-")
+	cl := kafkaClient(t, g.kafkaAddr(), kgo.DefaultProduceTopic(topic))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"a", "b", "c"} {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: topic, Partition: 0, At: 1, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(ctx, "lagging", offsets); err != nil {
+		t.Fatal(err)
+	}
+	_, body := httpGet(t, "http://"+g.MetricsAddr()+"/metrics")
+	for _, want := range []string{
+		`iggy_gateway_kafka_consumer_group_lag_records{group="lagging"} 2`,
+		`iggy_gateway_kafka_consumer_group_committed_partitions{group="lagging"} 1`,
+		`iggy_gateway_kafka_produced_records_total{topic="` + topic + `"} 3`,
+		`iggy_gateway_kafka_iggy_pool_connections `,
+		`iggy_gateway_kafka_iggy_requests_total{command="send_messages",outcome="ok"}`,
+		`iggy_gateway_kafka_request_memory_limit_bytes `,
+		`iggy_gateway_kafka_coordinator_log_load_duration_seconds `,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", body)
+	}
+}
