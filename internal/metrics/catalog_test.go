@@ -27,8 +27,15 @@ func full() *Metrics {
 	m.WatchBudget(func() (int64, int64) { return 10, 100 })
 	m.WatchCoordinatorLog(func() (uint64, uint64) { return 1000, 10 })
 	m.WatchGroups(func() []GroupLag { return []GroupLag{{Group: "g", State: "Stable", Lag: 5, Partitions: 2}} })
+	m.WatchProducers(fixedUsage{})
 	return m
 }
+
+// fixedUsage is an idempotent-producer state of constant size.
+type fixedUsage struct{}
+
+func (fixedUsage) Producers() int64 { return 3 }
+func (fixedUsage) Bytes() int64     { return 300 }
 
 const (
 	docBegin = "<!-- BEGIN GENERATED METRICS (go generate ./internal/metrics) -->"
