@@ -143,4 +143,3 @@ func withoutTopics(sg authz.StreamGrants) authz.StreamGrants {
 	sg.Topics = nil
 	return sg
 }
-
