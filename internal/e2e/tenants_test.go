@@ -105,6 +105,11 @@ func TestSecurityTenants(t *testing.T) {
 		for _, p := range pairs {
 			tenantJavaACLs(t, env, p[0], p[1])
 		}
+		// An anonymous (PLAINTEXT) connection has nothing to describe.
+		anon := runCmd(t, javaCmd("", "kafka-acls.sh", "--bootstrap-server", base.Bootstrap, "--list"))
+		if out := anon.Stdout + anon.Stderr; !strings.Contains(out, "SecurityDisabledException") || !strings.Contains(out, "not authenticated") {
+			t.Errorf("kafka-acls --list over PLAINTEXT: exit %d\n%s", anon.ExitCode, indent(out))
+		}
 	})
 	t.Run("revocation", func(t *testing.T) {
 		securityScenario(t, franzFamily, CellSASL)
