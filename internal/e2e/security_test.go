@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 	"github.com/iggygw/iggy-gateway-kafka/internal/tlsconfig/tlstest"
@@ -220,5 +223,32 @@ func TestSecurityConfluentKafkaSASLPlaintext(t *testing.T) {
 	res := mustRun(t, Cmd{Name: pythonBin(), Args: []string{"-c", confluentSASLScript, env.Bootstrap, user, password, topic}, Timeout: 90 * time.Second})
 	if strings.TrimSpace(res.Stdout) != "confluent-secret" {
 		t.Errorf("consumed %q\nstderr:\n%s", res.Stdout, indent(res.Stderr))
+	}
+}
+
+// franz-go over SASL_SSL: a produced record comes back through a group consumer.
+func TestSecurityFranzSASLSSL(t *testing.T) {
+	securityScenario(t, franzFamily, CellSASL, CellTLS)
+	ca := tlstest.NewCA(t, "e2e")
+	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
+	user, password := iggyUser(t, env, nil)
+	topic := env.CreateTopic(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	secure := []kgo.Opt{
+		kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}),
+		kgo.SASL(plain.Auth{User: user, Pass: password}.AsMechanism()),
+	}
+	if err := env.Kgo(t, secure...).ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("franz-secret")}).FirstErr(); err != nil {
+		t.Fatalf("produce over SASL_SSL: %v", err)
+	}
+	consumer := env.Kgo(t, append(secure, kgo.ConsumerGroup("sec-"+topic), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	fs := consumer.PollFetches(ctx)
+	if err := fs.Err0(); err != nil {
+		t.Fatalf("consume over SASL_SSL: %v", err)
+	}
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != "franz-secret" {
+		t.Errorf("consumed %v", recs)
 	}
 }
