@@ -19,10 +19,12 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"github.com/iggygw/iggy-gateway-kafka/internal/tlsconfig/tlstest"
 )
@@ -113,7 +115,10 @@ func startSecureIggy(t *testing.T, iggyTLS bool, protocols []string, env ...stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := broker.New(broker.Options{Config: cfg, Iggy: cl, Logger: logger, ClusterID: broker.ClusterID("test"), Authenticator: g.sec.Authenticator()})
+	groupsCfg := groups.DefaultConfig()
+	groupsCfg.InitialRebalanceDelay = 0
+	b, err := broker.New(broker.Options{Config: cfg, Iggy: cl, Logger: logger, ClusterID: broker.ClusterID("test"),
+		Authenticator: g.sec.Authenticator(), Offsets: loadOffsets(t, cl, logger), Groups: &groupsCfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +145,27 @@ func startSecureIggy(t *testing.T, iggyTLS bool, protocols []string, env ...stri
 		})
 	}
 	return g
+}
+
+// loadOffsets opens the committed-offset store over Iggy, as the gateway does at startup, so
+// that the group rules (which follow a group's committed offsets) are exercised.
+func loadOffsets(t *testing.T, cl *iggy.Client, logger *slog.Logger) *offsets.Store {
+	t.Helper()
+	cfg := offsets.DefaultConfig(offsets.NewIggyLog(cl, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
+	cfg.Logger = logger
+	s, err := offsets.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Load(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // before the Iggy client closes (registered after it)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	})
+	return s
 }
 
 // createUsers creates the default stream and the test users, who may manage it, with the

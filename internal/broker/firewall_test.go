@@ -239,6 +239,8 @@ func topLevelErrorCode(resp kmsg.Response) int16 {
 		return r.ErrorCode
 	case *kmsg.DescribeClusterResponse:
 		return r.ErrorCode
+	case *kmsg.DescribeACLsResponse:
+		return r.ErrorCode
 	case *kmsg.InitProducerIDResponse:
 		return r.ErrorCode
 	case *kmsg.FindCoordinatorResponse:

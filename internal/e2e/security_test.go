@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 	"github.com/iggygw/iggy-gateway-kafka/internal/tlsconfig/tlstest"
 )
@@ -19,13 +23,31 @@ import (
 // Security scenarios: real clients over SASL and TLS listeners (docs/SECURITY.md). Each starts
 // its own gateway on the shared Iggy backend, with certificates made for the run.
 
-// needClient skips t unless fam is installed (fails under IGGYGW_E2E_REQUIRED=1).
-func needClient(t *testing.T, fam Family) {
+// securityScenario records t as a scenario of fam covering cells in the report (these
+// scenarios start gateways of their own, so they are tests rather than runScenarios entries),
+// and skips it unless fam is installed (fails under IGGYGW_E2E_REQUIRED=1).
+func securityScenario(t *testing.T, fam Family, covers ...Cell) {
 	t.Helper()
 	if testing.Short() && !required() {
 		t.Skip("end-to-end scenarios do not run in -short mode")
 	}
-	if _, missing := fam.Detect(); missing != "" {
+	version, missing := fam.Detect()
+	res := Result{Family: fam.Name, Version: version, Scenario: strings.TrimPrefix(t.Name(), "Test"), Covers: covers}
+	start := time.Now()
+	t.Cleanup(func() {
+		res.Elapsed = time.Since(start).Round(time.Millisecond).String()
+		switch {
+		case t.Failed():
+			res.Status = StatusFail
+		case t.Skipped():
+			res.Status = StatusSkip
+		default:
+			res.Status = StatusPass
+		}
+		record(res)
+	})
+	if missing != "" {
+		res.Reason = "client not installed: " + missing
 		if required() {
 			t.Fatalf("%s: %s", fam.Name, missing)
 		}
@@ -33,8 +55,9 @@ func needClient(t *testing.T, fam Family) {
 	}
 }
 
-// iggyUser creates an Iggy user with a fresh name and password on the shared backend.
-func iggyUser(t *testing.T, env *Env) (name, password string) {
+// iggyUser creates an Iggy user with a fresh name and password on the shared backend, with
+// perms, or (nil) the right to manage the stream the gateway maps Kafka topics to.
+func iggyUser(t *testing.T, env *Env, perms *wire.Permissions) (name, password string) {
 	t.Helper()
 	var b [6]byte
 	rand.Read(b[:])
@@ -45,7 +68,17 @@ func iggyUser(t *testing.T, env *Env) (name, password string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.CreateUser(ctx, name, password, wire.UserActive, nil); err != nil {
+	if perms == nil {
+		if _, err := iggy.EnsureStream(ctx, cl, kafkaStream); err != nil {
+			t.Fatal(err)
+		}
+		st, err := cl.GetStream(ctx, iggy.Name(kafkaStream))
+		if err != nil {
+			t.Fatal(err)
+		}
+		perms = &wire.Permissions{Streams: []wire.StreamPermissions{{StreamID: st.ID, ManageStream: true}}}
+	}
+	if _, err := cl.CreateUser(ctx, name, password, wire.UserActive, perms); err != nil {
 		t.Fatalf("create Iggy user %s: %v", name, err)
 	}
 	return name, password
@@ -71,9 +104,9 @@ func serverFiles(t *testing.T, ca *tlstest.CA) []string {
 }
 
 func TestSecurityKcatSASLPlaintext(t *testing.T) {
-	needClient(t, kcatFamily)
+	securityScenario(t, kcatFamily, CellSASL)
 	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
-	user, password := iggyUser(t, env)
+	user, password := iggyUser(t, env, nil)
 	topic := env.CreateTopic(t, 1)
 	sasl := []string{"-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=" + user}
 	kcat(t, "secret-hello\n", append(append([]string{"-b", env.Bootstrap}, sasl...), "-X", "sasl.password="+password, "-P", "-t", topic)...)
@@ -94,13 +127,13 @@ func TestSecurityKcatSASLPlaintext(t *testing.T) {
 }
 
 func TestSecurityKcatClientCertificate(t *testing.T) {
-	needClient(t, kcatFamily)
+	securityScenario(t, kcatFamily, CellTLS)
 	ca := tlstest.NewCA(t, "e2e")
 	base := sharedEnv(t)
 	if base.External() {
 		t.Skip("needs a gateway started by the harness")
 	}
-	user, _ := iggyUser(t, base)
+	user, _ := iggyUser(t, base, nil)
 	client := ca.Client(t, "client", pkix.Name{CommonName: user, Organization: []string{"Example"}})
 	env := secureEnv(t, ca, client, append(serverFiles(t, ca),
 		"IGGY_KAFKA_TLS_CLIENT_AUTH=required", "IGGY_KAFKA_TLS_CLIENT_CA_FILE="+ca.CertFile,
@@ -127,10 +160,10 @@ func TestSecurityKcatClientCertificate(t *testing.T) {
 
 // Java CLI tools over SASL_SSL with a client.properties file, as the docs show.
 func TestSecurityJavaSASLSSL(t *testing.T) {
-	needClient(t, javaFamily)
+	securityScenario(t, javaFamily, CellSASL, CellTLS)
 	ca := tlstest.NewCA(t, "e2e")
 	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
-	user, password := iggyUser(t, env)
+	user, password := iggyUser(t, env, nil)
 	props := filepath.Join(t.TempDir(), "client.properties")
 	err := os.WriteFile(props, []byte(strings.Join([]string{
 		"security.protocol=SASL_SSL",
@@ -183,12 +216,39 @@ c.close()
 `
 
 func TestSecurityConfluentKafkaSASLPlaintext(t *testing.T) {
-	needClient(t, pythonFamily)
+	securityScenario(t, pythonFamily, CellSASL)
 	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
-	user, password := iggyUser(t, env)
+	user, password := iggyUser(t, env, nil)
 	topic := env.CreateTopic(t, 1)
 	res := mustRun(t, Cmd{Name: pythonBin(), Args: []string{"-c", confluentSASLScript, env.Bootstrap, user, password, topic}, Timeout: 90 * time.Second})
 	if strings.TrimSpace(res.Stdout) != "confluent-secret" {
 		t.Errorf("consumed %q\nstderr:\n%s", res.Stdout, indent(res.Stderr))
+	}
+}
+
+// franz-go over SASL_SSL: a produced record comes back through a group consumer.
+func TestSecurityFranzSASLSSL(t *testing.T) {
+	securityScenario(t, franzFamily, CellSASL, CellTLS)
+	ca := tlstest.NewCA(t, "e2e")
+	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
+	user, password := iggyUser(t, env, nil)
+	topic := env.CreateTopic(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	secure := []kgo.Opt{
+		kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}),
+		kgo.SASL(plain.Auth{User: user, Pass: password}.AsMechanism()),
+	}
+	if err := env.Kgo(t, secure...).ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("franz-secret")}).FirstErr(); err != nil {
+		t.Fatalf("produce over SASL_SSL: %v", err)
+	}
+	consumer := env.Kgo(t, append(secure, kgo.ConsumerGroup("sec-"+topic), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	fs := consumer.PollFetches(ctx)
+	if err := fs.Err0(); err != nil {
+		t.Fatalf("consume over SASL_SSL: %v", err)
+	}
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != "franz-secret" {
+		t.Errorf("consumed %v", recs)
 	}
 }

@@ -98,6 +98,19 @@ func (m *Map) Streams() []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
+// KafkaNamesIn returns the Kafka names the map lists as living in stream, sorted (names of the
+// default stream that are not listed are not included).
+func (m *Map) KafkaNamesIn(stream string) []string {
+	var names []string
+	for name, t := range m.overrides {
+		if t.Stream == stream {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 // KafkaName returns the Kafka name under which Iggy topic (stream, topic) is visible, or false
 // when no Kafka name resolves to it (for example a topic of an unmapped stream, or a topic of
 // the default stream whose name is overridden to point elsewhere).
