@@ -17,6 +17,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
 )
@@ -40,6 +41,9 @@ type Options struct {
 	Placement placement.Placement
 	// Authenticator verifies SASL credentials; nil when no listener uses SASL.
 	Authenticator *auth.Authenticator
+	// TopicState keeps the topic configs Iggy has no option for and DeleteRecords' log start
+	// offsets, already loaded; nil without the bridge (those configs are then refused).
+	TopicState *topicstate.Store
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -56,6 +60,7 @@ type Broker struct {
 	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
 	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
 	groups    groupState
+	state     *topicstate.Store // stored topic configs and log start offsets; may be nil
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
 	// (CreatePartitions adds to the current count).
@@ -99,6 +104,7 @@ func New(opts Options) (*Broker, error) {
 		clusterID: opts.ClusterID,
 		producers: alloc,
 		authn:     opts.Authenticator,
+		state:     opts.TopicState,
 		idem:      newProducerStates(cfg.IdempotentProducers, cfg.ProducerExpiry, cfg.ProducerRebuildMessages),
 		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),

@@ -106,6 +106,9 @@ func (g *Gateway) start(ctx context.Context) error {
 		if g.offsets, err = loadOffsets(ctx, cl, g.log, durability.Mode(cfg.TopicFlush), g.offsetsOption); err != nil {
 			return err
 		}
+		if opts.TopicState, err = loadTopicState(ctx, cl, g.log, durability.Mode(cfg.TopicFlush)); err != nil {
+			return err
+		}
 		warnBufferedTopics(ctx, cl, cfg.DefaultStream, g.log)
 		opts.Iggy = cl
 		opts.Offsets = g.offsets

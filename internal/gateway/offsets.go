@@ -10,6 +10,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 )
 
 // loadOffsets opens the committed-offset store over the coordinator log in Iggy and rebuilds
@@ -42,6 +43,18 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flu
 	if f := ilog.FlushInForce(); !f.WritesEachAck() {
 		log.Warn("the coordinator log's Iggy topic does not write each acknowledged commit before answering: an Iggy crash can lose committed offsets. "+durability.Fix,
 			"iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic, "flush", f.String())
+	}
+	return store, nil
+}
+
+// loadTopicState opens the topic-state log (stored topic configs, DeleteRecords' log start
+// offsets) next to the coordinator log and reads it before any Kafka connection is accepted.
+func loadTopicState(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode) (*topicstate.Store, error) {
+	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, topicstate.DefaultTopic, 1)
+	ilog.Flush = flush
+	store := topicstate.New(ilog, log.With("component", "topicstate"))
+	if err := store.Load(ctx); err != nil {
+		return nil, fmt.Errorf("loading topic state from Iggy stream %q, topic %q: %w", offsets.DefaultStream, topicstate.DefaultTopic, err)
 	}
 	return store, nil
 }
