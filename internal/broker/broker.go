@@ -17,8 +17,8 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
-	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
 )
 

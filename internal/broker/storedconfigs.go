@@ -164,7 +164,9 @@ func checkCleanupPolicy(name, value string) (string, *apiError) {
 }
 
 // compactOnly reports whether a cleanup.policy never deletes by time or size.
-func compactOnly(policy string) bool { return !slices.Contains(strings.Split(policy, ","), cleanupPolicyDelete) }
+func compactOnly(policy string) bool {
+	return !slices.Contains(strings.Split(policy, ","), cleanupPolicyDelete)
+}
 
 // storedChange is a change of a topic's stored configs: a new value, or nil for "back to the
 // default".
