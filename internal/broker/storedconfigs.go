@@ -61,7 +61,7 @@ var storedConfigs = map[string]*storedConfig{
 		doc:    "Honoured: a produced record batch larger than this is refused with MESSAGE_TOO_LARGE. Without it the limit is the request frame limit (IGGY_KAFKA_MAX_FRAME_SIZE)."},
 	configTimestampType: {typ: kmsg.ConfigTypeString, brokerName: "log.message.timestamp.type", def: timestampCreateTime, check: checkOneOf(timestampCreateTime, timestampAppendTime),
 		doc: "Honoured on Fetch. CreateTime: the producer's timestamps. LogAppendTime: batches carry Iggy's append time of their records, with the batch's log-append-time attribute set."},
-	configCompressionType: {typ: kmsg.ConfigTypeString, brokerName: configCompressionType, def: compressionProducer, check: checkOneOf(compressionProducer, compressionNone),
+	configCompressionType: {typ: kmsg.ConfigTypeString, brokerName: configCompressionType, def: compressionProducer, check: checkCompression,
 		doc: "Fetch always returns uncompressed batches (records are stored decompressed in Iggy): producer and uncompressed both mean that. Codecs are refused: the gateway does not recompress."},
 	"segment.bytes": acceptedLong("log.segment.bytes", "1073741824", 14, math.MaxInt32, kmsg.ConfigTypeInt,
 		"Accepted, no effect: Iggy's segment size is a setting of the Iggy server (1 GiB for the topics the gateway creates)."),
@@ -132,6 +132,16 @@ func checkOneOf(values ...string) func(name, value string) (string, *apiError) {
 		}
 		return v, nil
 	}
+}
+
+// checkCompression accepts what Fetch does (uncompressed batches) and explains the refusal
+// of a codec.
+func checkCompression(name, value string) (string, *apiError) {
+	v := strings.TrimSpace(value)
+	if v != compressionProducer && v != compressionNone {
+		return "", newAPIError(kerr.InvalidConfig, "invalid value %q for configuration %s: the gateway does not recompress (records are stored decompressed and Fetch returns uncompressed batches); want producer or uncompressed (docs/TOPIC-CONFIGS.md)", value, name)
+	}
+	return v, nil
 }
 
 func checkBool(name, value string) (string, *apiError) {
