@@ -2,6 +2,7 @@
 # Installs the real Kafka clients the end-to-end tests (internal/e2e) run, each from its own
 # registry at the version pinned in this repository:
 #   Java   Apache Kafka tools + clients (e2e/java/pom.xml, Maven Central) -> e2e/java/lib
+#          Kafka Streams (e2e/streams/pom.xml, Maven Central) -> e2e/streams/lib
 #   kcat   Debian package                                                -> PATH
 #   Python confluent-kafka, apache-iggy (e2e/python/requirements.txt)    -> .cache/venv
 #   Node   kafkajs (e2e/node/package.json + package-lock.json, npm ci)   -> e2e/node/node_modules
@@ -65,6 +66,23 @@ else
   fi
   rm -f "$log"
   stamp_write "$lib" e2e/java/pom.xml
+  done_step "$(ls "$lib" | grep -c '\.jar$') jars"
+fi
+
+step "Java: Kafka Streams from Maven Central (e2e/streams/pom.xml)"
+lib=e2e/streams/lib
+if stamp_ok "$lib" e2e/streams/pom.xml && compgen -G "$lib/kafka-streams-*.jar" >/dev/null; then
+  done_step "up to date"
+else
+  rm -rf "$lib"
+  log=$(mktemp)
+  if ! mvn -B -Dstyle.color=never -f e2e/streams/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$repo/$lib" -DincludeScope=runtime >"$log" 2>&1; then
+    cat "$log"
+    exit 1
+  fi
+  rm -f "$log"
+  stamp_write "$lib" e2e/streams/pom.xml
   done_step "$(ls "$lib" | grep -c '\.jar$') jars"
 fi
 

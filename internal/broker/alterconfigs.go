@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -60,7 +61,7 @@ func (b *Broker) alterLegacy(ctx context.Context, cc *listener.ConnContext, rr *
 	if len(nulls) > 0 {
 		return newAPIError(kerr.InvalidConfig, "null value not supported for topic configs: %s", strings.Join(nulls, ","))
 	}
-	var change retentionChange
+	var change topicChange
 	change.resetAll()
 	for _, c := range rr.Configs {
 		if err := change.set(c.Name, *c.Value); err != nil {
@@ -92,10 +93,10 @@ func (b *Broker) refuseAlter(typ kmsg.ConfigResourceType, name string) *apiError
 	}
 }
 
-// alterTopic applies change to the Iggy topic behind a Kafka topic, or only checks that the
-// topic exists when validateOnly is set or there is nothing to change. The caller has checked
-// adminRefusal.
-func (b *Broker) alterTopic(ctx context.Context, cc *listener.ConnContext, name string, change *retentionChange, validateOnly bool) *apiError {
+// alterTopic applies change to a Kafka topic: the retention to the Iggy topic, the other
+// configs to the gateway's topic state. Every check runs first, against the topic's current
+// configs; validateOnly stops there. The caller has checked adminRefusal.
+func (b *Broker) alterTopic(ctx context.Context, cc *listener.ConnContext, name string, change *topicChange, validateOnly bool) *apiError {
 	if name == "" {
 		return newAPIError(kerr.InvalidRequest, "default topic resources (an empty topic name) are not supported")
 	}
@@ -103,17 +104,33 @@ func (b *Broker) alterTopic(ctx context.Context, cc *listener.ConnContext, name 
 		return newAPIError(kerr.InvalidTopicException, "%v", err)
 	}
 	t := b.topics.Map().Resolve(name)
-	if validateOnly || change.empty() {
-		if _, err := b.storage(cc).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic)); err != nil {
-			return b.logAdminError(cc, "alter configs", name, err)
-		}
-		return nil
-	}
-	// Passing the Iggy name saves UpdateTopic a lookup; options left at 0 are unchanged.
-	if err := b.storage(cc).UpdateTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic), t.Topic, change.options()); err != nil {
+	topic, err := b.storage(cc).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	if err != nil {
 		return b.logAdminError(cc, "alter configs", name, err)
 	}
+	st, aerr := b.topicState(ctx, name, topic.ID, true)
+	if aerr != nil {
+		return aerr
+	}
+	stored := change.stored.apply(st.Configs)
+	if aerr := checkCombination(change.apply(retentionOf(topic)), stored); aerr != nil {
+		return aerr
+	}
+	if validateOnly {
+		return nil
+	}
+	if !change.retentionChange.empty() {
+		// Passing the Iggy name saves UpdateTopic a lookup; options left at 0 are unchanged.
+		if err := b.storage(cc).UpdateTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic), t.Topic, change.options()); err != nil {
+			return b.logAdminError(cc, "alter configs", name, err)
+		}
+	}
+	if !change.stored.empty() && !maps.Equal(stored, st.Configs) {
+		if aerr := b.saveStoredConfigs(ctx, name, topic.ID, stored); aerr != nil {
+			return aerr
+		}
+	}
 	opts := change.options() // 0: unchanged
-	b.log.Info("altered topic configs", "conn", cc.ID, "topic", name, "message_expiry_us", opts.MessageExpiry, "max_topic_size", opts.MaxTopicSize)
+	b.log.Info("altered topic configs", "conn", cc.ID, "topic", name, "message_expiry_us", opts.MessageExpiry, "max_topic_size", opts.MaxTopicSize, "stored", stored)
 	return nil
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // Produce needs send on the topic, Fetch and ListOffsets need poll, OffsetForLeaderEpoch needs
-// any permission on the topic (Kafka's DESCRIBE): refused topics are answered with
+// any permission on the topic (Kafka's DESCRIBE), DeleteRecords needs manage on the topic
+// (Kafka's DELETE, which Iggy grants with the right to delete the topic): refused topics are answered with
 // TOPIC_AUTHORIZATION_FAILED (29) on each of their partitions.
 
 func init() {
@@ -16,6 +17,7 @@ func init() {
 	authorizeWith(kmsg.Fetch, authorizeFetch)
 	authorizeWith(kmsg.ListOffsets, authorizeListOffsets)
 	authorizeWith(kmsg.OffsetForLeaderEpoch, authorizeOffsetForLeaderEpoch)
+	authorizeWith(kmsg.DeleteRecords, authorizeDeleteRecords)
 }
 
 func authorizeProduce(_ *Broker, _ context.Context, a *access, req *kmsg.ProduceRequest, next serveNext) (kmsg.Response, error) {
@@ -100,6 +102,27 @@ func authorizeOffsetForLeaderEpoch(_ *Broker, _ context.Context, a *access, req 
 			t.Partitions = append(t.Partitions, p)
 		}
 		or.Topics = append(or.Topics, t)
+	}
+	return resp, nil
+}
+
+func authorizeDeleteRecords(_ *Broker, _ context.Context, a *access, req *kmsg.DeleteRecordsRequest, next serveNext) (kmsg.Response, error) {
+	var refused []kmsg.DeleteRecordsRequestTopic
+	req.Topics, refused = split(req.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool { return a.canManage(t.Topic) })
+	resp, err := next(req)
+	if err != nil || len(refused) == 0 {
+		return resp, err
+	}
+	dr := inner(resp).(*kmsg.DeleteRecordsResponse)
+	for _, rt := range refused {
+		t := kmsg.NewDeleteRecordsResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewDeleteRecordsResponseTopicPartition()
+			p.Partition, p.ErrorCode, p.LowWatermark = rp.Partition, kerr.TopicAuthorizationFailed.Code, -1
+			t.Partitions = append(t.Partitions, p)
+		}
+		dr.Topics = append(dr.Topics, t)
 	}
 	return resp, nil
 }

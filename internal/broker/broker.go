@@ -19,6 +19,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
 )
 
@@ -50,6 +51,9 @@ type Options struct {
 	Permissions authz.Source
 	// DataObserver learns the records produced and fetched per topic (nil: nobody).
 	DataObserver DataObserver
+	// TopicState keeps the topic configs Iggy has no option for and DeleteRecords' log start
+	// offsets, already loaded; nil without the bridge (those configs are then refused).
+	TopicState *topicstate.Store
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -73,6 +77,7 @@ type Broker struct {
 	truncCheck   truncationCheck // checks after Iggy reconnects (truncation.go)
 
 	dataObserver DataObserver
+	state        *topicstate.Store // stored topic configs and log start offsets; may be nil
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
 	// (CreatePartitions adds to the current count).
@@ -116,6 +121,7 @@ func New(opts Options) (*Broker, error) {
 		clusterID: opts.ClusterID,
 		producers: alloc,
 		authn:     opts.Authenticator,
+		state:     opts.TopicState,
 		idem:      newProducerStates(cfg.IdempotentProducers, cfg.ProducerExpiry, cfg.ProducerRebuildMessages),
 		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),

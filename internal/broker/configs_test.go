@@ -115,8 +115,8 @@ func TestTopicConfigsWithKadm(t *testing.T) {
 		op   kadm.AlterConfig
 		want error
 	}{
-		{kadm.AlterConfig{Op: kadm.SetConfig, Name: "segment.bytes", Value: &size}, kerr.InvalidConfig},
-		{kadm.AlterConfig{Op: kadm.SetConfig, Name: "cleanup.policy", Value: kmsg.StringPtr("compact")}, kerr.InvalidConfig},
+		{kadm.AlterConfig{Op: kadm.SetConfig, Name: "remote.storage.enable", Value: kmsg.StringPtr("true")}, kerr.InvalidConfig},
+		{kadm.AlterConfig{Op: kadm.SetConfig, Name: "cleanup.policy", Value: kmsg.StringPtr("bogus")}, kerr.InvalidConfig},
 		{kadm.AlterConfig{Op: kadm.AppendConfig, Name: "retention.ms", Value: &hour}, kerr.InvalidConfig},
 		{kadm.AlterConfig{Op: kadm.SubtractConfig, Name: "cleanup.policy", Value: kmsg.StringPtr("delete")}, kerr.InvalidConfig},
 		{kadm.AlterConfig{Op: kadm.SetConfig, Name: "retention.bytes", Value: kmsg.StringPtr("1000")}, kerr.InvalidConfig},
@@ -196,7 +196,7 @@ func TestDescribeConfigsAllVersions(t *testing.T) {
 			}
 			all := resp.Resources[0]
 			wantCode(t, "topic", all.ErrorCode, all.ErrorMessage, 0)
-			if len(all.Configs) != 6 { // cleanup.policy, flush.messages, flush.ms, iggy.topic.flush, retention.bytes, retention.ms
+			if len(all.Configs) != 5+len(storedConfigs) { // flush.messages, flush.ms, iggy.topic.flush, retention.bytes, retention.ms and the stored ones
 				t.Errorf("v%d: %d configs: %+v", v, len(all.Configs), all.Configs)
 			}
 			for _, cfg := range all.Configs {

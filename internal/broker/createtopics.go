@@ -61,7 +61,7 @@ func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, r
 	case !isNotFound(err):
 		return createTopicsResult(rt.Topic, b.logAdminError(cc, "create topic", rt.Topic, err))
 	}
-	partitions, ret, aerr := b.newTopicPlan(rt)
+	partitions, change, aerr := b.newTopicPlan(rt)
 	if aerr != nil {
 		return createTopicsResult(rt.Topic, aerr)
 	}
@@ -69,15 +69,26 @@ func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, r
 	if aerr != nil {
 		return createTopicsResult(rt.Topic, aerr)
 	}
+	ret, stored := change.apply(defaultRetention), change.stored.apply(nil)
+	if aerr := checkCombination(ret, stored); aerr != nil {
+		return createTopicsResult(rt.Topic, aerr)
+	}
+	if len(stored) > 0 && b.state == nil {
+		return createTopicsResult(rt.Topic, b.saveStoredConfigs(ctx, rt.Topic, 0, stored))
+	}
 	if !validateOnly {
-		if _, err := b.createNewTopic(ctx, cc, rt.Topic, partitions, withFlush(ret.options(), flush)); err != nil {
+		r, err := b.createNewTopic(ctx, cc, rt.Topic, partitions, withFlush(change.options(), flush))
+		if err != nil {
 			return createTopicsResult(rt.Topic, b.logAdminError(cc, "create topic", rt.Topic, err))
+		}
+		if aerr := b.initTopicState(ctx, cc, r, stored); aerr != nil {
+			return createTopicsResult(rt.Topic, aerr)
 		}
 	}
 	res := createTopicsResult(rt.Topic, nil)
 	res.NumPartitions = int32(partitions)
 	res.ReplicationFactor = 1
-	for _, e := range b.withFlushEntries(topicConfigEntries(ret.apply(defaultRetention)), plannedFlush(flush)) {
+	for _, e := range b.withFlushEntries(b.allTopicEntries(ret, stored), plannedFlush(flush)) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
 		c.Name, c.Value, c.ReadOnly, c.Source = e.name, kmsg.StringPtr(e.value), e.readOnly, int8(e.source)
 		res.Configs = append(res.Configs, c)
@@ -85,10 +96,33 @@ func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, r
 	return res
 }
 
+// initTopicState stores the configs of a topic just created, after forgetting what was stored
+// for an earlier topic of the same name (Iggy may give a recreated topic the old id). When
+// that fails the topic is deleted again, so that the client's retry can create it.
+func (b *Broker) initTopicState(ctx context.Context, cc *listener.ConnContext, r topicmap.Resolved, stored map[string]string) *apiError {
+	if b.state == nil {
+		return nil
+	}
+	old := b.state.Cached(r.Kafka, r.TopicID)
+	err := b.state.Forget(ctx, r.Kafka)
+	if err == nil && (len(stored) > 0 || len(old.Configs) > 0) {
+		err = b.state.SetConfigs(ctx, r.Kafka, r.TopicID, stored)
+	}
+	if err == nil {
+		return nil
+	}
+	b.log.Warn("storing the configs of a new topic failed; deleting the topic", "conn", cc.ID, "topic", r.Kafka, "err", err)
+	if derr := b.storage(cc).DeleteTopic(ctx, iggy.Name(r.Target.Stream), iggy.Name(r.Target.Topic)); derr != nil {
+		b.log.Warn("deleting the topic after a failed config store failed", "conn", cc.ID, "topic", r.Kafka, "err", derr)
+	}
+	b.topics.Invalidate(r.Kafka)
+	return newAPIError(kerr.RequestTimedOut, "storing the topic configs failed: %v", err)
+}
+
 // newTopicPlan checks the configs, partition count, replication factor and manual
-// assignments of a topic to create, and returns its partition count and retention.
-func (b *Broker) newTopicPlan(rt *kmsg.CreateTopicsRequestTopic) (uint32, retentionChange, *apiError) {
-	var ret retentionChange
+// assignments of a topic to create, and returns its partition count and configs.
+func (b *Broker) newTopicPlan(rt *kmsg.CreateTopicsRequestTopic) (uint32, topicChange, *apiError) {
+	var ret topicChange
 	var nulls []string
 	for _, c := range rt.Configs {
 		if c.Value == nil {

@@ -108,8 +108,11 @@ func TestCreateTopicsRefusals(t *testing.T) {
 		{"too many partitions", topic("p1001", 1001, 1), kerr.InvalidPartitions.Code, "at most 1000"},
 		{"replication 3", topic("rf3", 1, 3), kerr.InvalidReplicationFactor.Code, "Iggy replicates"},
 		{"replication 0", topic("rf0", 1, 0), kerr.InvalidReplicationFactor.Code, "larger than 0"},
-		{"unsupported config", topic("c1", 1, 1, cfg("segment.bytes", str("1048576"))), kerr.InvalidConfig.Code, "segment.bytes"},
-		{"cleanup.policy", topic("c2", 1, 1, cfg("cleanup.policy", str("compact"))), kerr.InvalidConfig.Code, "read-only"},
+		{"unsupported config", topic("c1", 1, 1, cfg("remote.storage.enable", str("true"))), kerr.InvalidConfig.Code, "remote.storage.enable"},
+		{"bad cleanup.policy", topic("c2", 1, 1, cfg("cleanup.policy", str("compact,compact"))), kerr.InvalidConfig.Code, "compact,delete"},
+		{"compact with retention", topic("c7", 1, 1, cfg("cleanup.policy", str("compact")), cfg("retention.ms", str("1000"))), kerr.InvalidConfig.Code, "never deletes"},
+		{"compression codec", topic("c8", 1, 1, cfg("compression.type", str("zstd"))), kerr.InvalidConfig.Code, "uncompressed"},
+		{"bad segment.bytes", topic("c9", 1, 1, cfg("segment.bytes", str("10"))), kerr.InvalidConfig.Code, "segment.bytes"},
 		{"null config", topic("c3", 1, 1, cfg("retention.ms", nil)), kerr.InvalidConfig.Code, "null value"},
 		{"bad retention.ms", topic("c4", 1, 1, cfg("retention.ms", str("soon"))), kerr.InvalidConfig.Code, "not a number"},
 		{"zero retention.ms", topic("c5", 1, 1, cfg("retention.ms", str("0"))), kerr.InvalidConfig.Code, "retention.ms"},
@@ -222,7 +225,7 @@ func TestCreateTopicsAllVersions(t *testing.T) {
 		if c := configs["retention.bytes"]; c.Value == nil || *c.Value != "-1" || c.Source != int8(kmsg.ConfigSourceDefaultConfig) {
 			t.Errorf("v%d: retention.bytes %+v", v, c)
 		}
-		if c := configs["cleanup.policy"]; c.Value == nil || *c.Value != "delete" || !c.ReadOnly {
+		if c := configs["cleanup.policy"]; c.Value == nil || *c.Value != "delete" || c.ReadOnly || c.Source != int8(kmsg.ConfigSourceDefaultConfig) {
 			t.Errorf("v%d: cleanup.policy %+v", v, c)
 		}
 	}

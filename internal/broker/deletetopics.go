@@ -79,6 +79,13 @@ func (b *Broker) deleteOneTopic(ctx context.Context, cc *listener.ConnContext, n
 	}
 	b.data.dropTopic(t)
 	b.idem.dropTopic(t)
+	if b.state != nil {
+		// A stale entry is harmless (the next topic of this name gets another id, or
+		// CreateTopics forgets it), so a failure here is only logged.
+		if err := b.state.Forget(ctx, name); err != nil {
+			b.log.Warn("forgetting the stored state of a deleted topic failed", "conn", cc.ID, "topic", name, "err", err)
+		}
+	}
 	b.log.Info("deleted topic", "conn", cc.ID, "topic", name, "iggy_stream", t.Stream, "iggy_topic", t.Topic)
 	return nil
 }

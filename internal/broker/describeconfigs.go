@@ -19,7 +19,8 @@ func init() {
 	register(kmsg.DescribeConfigs, route{serve: typed((*Broker).describeConfigs), concurrent: true})
 }
 
-// describeConfigs describes TOPIC resources (their retention, read from the Iggy topic) and
+// describeConfigs describes TOPIC resources (their retention, read from the Iggy topic, and
+// the configs the gateway stores) and
 // BROKER resources (this gateway's settings and topic defaults; the empty name, Kafka's
 // cluster-wide default, gets the same answer since every gateway has the same defaults).
 // Requested names the gateway does not know are left out, as Kafka does.
@@ -55,9 +56,13 @@ func (b *Broker) configsOf(ctx context.Context, cc *listener.ConnContext, typ km
 		if err != nil {
 			return nil, b.logAdminError(cc, "describe configs", name, err)
 		}
+		st, aerr := b.topicState(ctx, name, topic.ID, true)
+		if aerr != nil {
+			return nil, aerr
+		}
 		flush := durability.Of(topic)
 		b.warnWeakFlush(name, flush)
-		return b.withFlushEntries(topicConfigEntries(retentionOf(topic)), flush), nil
+		return b.withFlushEntries(b.topicEntries(topic, st.Configs), flush), nil
 	case kmsg.ConfigResourceTypeBroker:
 		if err := b.checkBrokerName(name); err != nil {
 			return nil, err

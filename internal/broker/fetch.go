@@ -71,6 +71,8 @@ type fetchPart struct {
 	final bool
 	// buf is the pooled buffer out.RecordBatches points into, nil when it points nowhere.
 	buf []byte
+	// rules are the topic's stored configs that Fetch honours (set by resolveFetch).
+	rules topicRules
 }
 
 // fetchTopic is one requested topic and its partitions (a range of fetchRequest.parts).
@@ -278,12 +280,14 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 			errored = true
 			continue
 		}
+		rules := b.rulesOf(ctx, ft.kafka, topic.ID)
 		for i := range parts {
 			fp := &parts[i]
 			if fp.final {
 				errored = true
 				continue
 			}
+			fp.rules = rules
 			ip, ok := partitionOf(topic, fp.out.Partition)
 			if !ok {
 				fp.fail(kerr.UnknownTopicOrPartition.Code)
@@ -394,6 +398,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 		b.warnIggy(ctx, "fetch: log start offset read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
 		return code
 	}
+	logStart = fp.rules.logStartFloor(fp.out.Partition, logStart, hw)
 	fp.out.ErrorCode = 0
 	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = int64(hw), int64(hw), int64(logStart)
 	if fp.offset < int64(logStart) || fp.offset > int64(hw) {
@@ -418,7 +423,11 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	// several times over); it goes back to the pool when the response has been written.
 	perRecord := uint64(r.size + recordOverhead)
 	estimate := min(uint64(limit), (hw-r.from)*perRecord, maxPollRounds*maxPollCount*perRecord)
-	enc.Begin(bufpool.Get(kbatch.HeaderSize+int(estimate)), epoch)
+	if buf := bufpool.Get(kbatch.HeaderSize + int(estimate)); fp.rules.logAppendTime {
+		enc.BeginLogAppendTime(buf, epoch)
+	} else {
+		enc.Begin(buf, epoch)
+	}
 	drop := false
 	defer func() {
 		out := enc.Finish()

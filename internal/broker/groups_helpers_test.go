@@ -11,10 +11,22 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 )
 
 // loadOffsetStore builds and loads the committed-offset store over Iggy, as the gateway does at
 // startup.
+func loadTopicState(t *testing.T, api offsets.IggyAPI) *topicstate.Store {
+	t.Helper()
+	s := topicstate.New(offsets.NewIggyLog(api, offsets.DefaultStream, topicstate.DefaultTopic, 1), testLogger(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func loadOffsetStore(t *testing.T, api offsets.IggyAPI) *offsets.Store {
 	t.Helper()
 	cfg := offsets.DefaultConfig(offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))

@@ -86,6 +86,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 			opts.Iggy = o.wrap(cl)
 		}
 		opts.Offsets = loadOffsetStore(t, cl)
+		opts.TopicState = loadTopicState(t, cl)
 	}
 	opts.Groups = o.groups
 	opts.DataObserver = o.data

@@ -16,9 +16,9 @@ func init() {
 }
 
 // incrementalAlterConfigs applies SET and DELETE (back to the default) to the named topic
-// configs and leaves the others alone. APPEND and SUBTRACT only apply to list configs, and the
-// only list config, cleanup.policy, is read-only. Each resource's changes are checked
-// completely, then made in one Iggy update.
+// configs and leaves the others alone; APPEND and SUBTRACT are refused (SET a whole list
+// instead). Each resource's changes are checked completely, then made: the retention in one
+// Iggy update, the stored configs in one topic-state record.
 func (b *Broker) incrementalAlterConfigs(ctx context.Context, cc *listener.ConnContext, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	dup := repeated(len(req.Resources), func(i int) string {
@@ -63,7 +63,7 @@ func (b *Broker) alterIncremental(ctx context.Context, cc *listener.ConnContext,
 	if err := b.refuseAlter(rr.ResourceType, rr.ResourceName); err != nil {
 		return err
 	}
-	var change retentionChange
+	var change topicChange
 	for _, c := range rr.Configs {
 		var err *apiError
 		switch c.Op {
@@ -73,7 +73,7 @@ func (b *Broker) alterIncremental(ctx context.Context, cc *listener.ConnContext,
 			err = change.reset(c.Name)
 		default: // APPEND, SUBTRACT
 			if isSettable(c.Name) {
-				err = newAPIError(kerr.InvalidConfig, "cannot %v %s: it is not a list", c.Op, c.Name)
+				err = newAPIError(kerr.InvalidConfig, "cannot %v %s: the gateway supports SET and DELETE only", c.Op, c.Name)
 			} else {
 				err = refuseConfig(c.Name)
 			}

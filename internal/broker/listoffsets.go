@@ -86,6 +86,7 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 		fail(code)
 		return
 	}
+	rules := b.rulesOf(ctx, rt.Topic, topic.ID)
 	for j := range rt.Partitions {
 		out := &t.Partitions[j]
 		ip, ok := partitionOf(topic, out.Partition)
@@ -95,7 +96,7 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 		}
 		k := partKey{Target: target, Partition: ip.ID}
 		rp := &rt.Partitions[j]
-		offset, ts, err := b.partitionOffset(ctx, b.storage(cc), k, ip, rp.Timestamp)
+		offset, ts, err := b.partitionOffset(ctx, b.storage(cc), k, ip, rp.Timestamp, rules)
 		if err != nil {
 			out.ErrorCode = dataErrorCode(err, false)
 			b.log.Warn("list offsets: read failed", "conn", cc.ID, "topic", rt.Topic, "partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
@@ -109,22 +110,24 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 }
 
 // partitionOffset answers one partition: an offset and its timestamp (-1 when not asked for a
-// record's timestamp), or -1, -1 when no record matches.
-func (b *Broker) partitionOffset(ctx context.Context, s Storage, k partKey, ip *iggy.Partition, target int64) (offset, ts int64, err error) {
+// record's timestamp), or -1, -1 when no record matches. Records below the log start offset
+// set by DeleteRecords (rules) do not exist for it.
+func (b *Broker) partitionOffset(ctx context.Context, s Storage, k partKey, ip *iggy.Partition, target int64, rules topicRules) (offset, ts int64, err error) {
 	st := b.data.part(k)
 	ip, err = b.readOffsets(ctx, s, k, st, ip)
 	if err != nil {
 		return -1, -1, err
 	}
 	hw := highWatermark(ip)
+	deleted := int64(rules.logStartFloor(int32(k.Partition), 0, hw))
 	switch target {
 	case latestTimestamp:
 		return int64(hw), -1, nil
 	case earliestTimestamp:
 		ls, err := b.logStartOffset(ctx, s, k, st, hw)
-		return int64(ls), -1, err
+		return int64(rules.logStartFloor(int32(k.Partition), ls, hw)), -1, err
 	case maxTimestamp:
-		if hw == 0 {
+		if hw == 0 || deleted >= int64(hw) {
 			return -1, -1, nil
 		}
 		polled, err := s.PollMessages(ctx, k.pollRequest(iggy.PollingStrategy{Kind: iggy.PollLast}, 1))
@@ -132,12 +135,18 @@ func (b *Broker) partitionOffset(ctx context.Context, s Storage, k partKey, ip *
 			return -1, -1, err
 		}
 		m := &polled.Messages[len(polled.Messages)-1]
-		return int64(m.Offset), recordTimestamp(m), nil
+		return int64(m.Offset), recordTimestamp(m, rules.logAppendTime), nil
 	}
-	if hw == 0 {
+	if hw == 0 || deleted >= int64(hw) {
 		return -1, -1, nil
 	}
-	return b.timestampOffset(ctx, s, k, st, ip, target, hw)
+	offset, ts, err = b.timestampOffset(ctx, s, k, st, ip, target, hw, rules.logAppendTime)
+	if offset >= 0 && offset < deleted {
+		// The record found was deleted: the first one left is the earliest candidate (its
+		// timestamp is not read again).
+		offset, ts = deleted, -1
+	}
+	return offset, ts, err
 }
 
 // offsetEpoch is the leader epoch ListOffsets answers with offset (for timestamp target):
@@ -162,7 +171,7 @@ func (b *Broker) offsetEpoch(k partKey, target, offset int64) int32 {
 // read forward until one's Kafka timestamp (what Fetch returns) reaches target. If none does
 // within timestampScanMessages, the first record appended at or after target is the answer
 // (Kafka's answer for a topic with LogAppendTime).
-func (b *Broker) timestampOffset(ctx context.Context, s Storage, k partKey, st *partState, ip *iggy.Partition, target int64, hw uint64) (int64, int64, error) {
+func (b *Broker) timestampOffset(ctx context.Context, s Storage, k partKey, st *partState, ip *iggy.Partition, target int64, hw uint64, appendTime bool) (int64, int64, error) {
 	from := uint64(0)
 	if target > 0 {
 		if uint64(target) > math.MaxUint64/1000 {
@@ -187,7 +196,7 @@ func (b *Broker) timestampOffset(ctx context.Context, s Storage, k partKey, st *
 			if first == nil {
 				first = m
 			}
-			if ts := recordTimestamp(m); ts >= target {
+			if ts := recordTimestamp(m, appendTime); ts >= target {
 				return int64(m.Offset), ts, nil
 			}
 		}
@@ -201,12 +210,15 @@ func (b *Broker) timestampOffset(ctx context.Context, s Storage, k partKey, st *
 	if first == nil {
 		return -1, -1, nil
 	}
-	return int64(first.Offset), recordTimestamp(first), nil
+	return int64(first.Offset), recordTimestamp(first, appendTime), nil
 }
 
-// recordTimestamp is the timestamp Fetch gives m's record; a message that cannot be mapped
-// has its Iggy append time.
-func recordTimestamp(m *iggy.PolledMessage) int64 {
+// recordTimestamp is the timestamp Fetch gives m's record: its Iggy append time on a
+// LogAppendTime topic (appendTime) or when it cannot be mapped.
+func recordTimestamp(m *iggy.PolledMessage, appendTime bool) int64 {
+	if appendTime {
+		return int64(m.Timestamp / 1000)
+	}
 	stored := mapping.Stored{Offset: m.Offset, Timestamp: m.Timestamp, OriginTimestamp: m.OriginTimestamp,
 		Payload: m.Payload, Headers: m.Headers}
 	rec, err := mapping.ToRecord(&stored, nil)

@@ -50,6 +50,8 @@ type producePart struct {
 	turn  *sendTurn // its place on its lane (laneOf)
 	// producer is the batch's producer when it is checked as idempotent (docs/IDEMPOTENCE.md).
 	producer *producers.Batch
+	// logAppendTime: the topic's message.timestamp.type is LogAppendTime.
+	logAppendTime bool
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
@@ -120,6 +122,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 	}
 	listener.Started(ctx)
 	b.sendAll(ctx, timeout, cc, ready)
+	stampAppendTime(ready)
 }
 
 // convertProduce converts the partitions of req that can be written into Iggy batches, within
@@ -144,18 +147,27 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 	var ready []producePart
 	for i := range req.Topics {
 		rt, t := &req.Topics[i], &resp.Topics[i]
-		target, partitions, code := b.resolveForProduce(ctx, cc, rt)
+		r, code := b.resolveForProduce(ctx, cc, rt)
+		var rules topicRules
+		if code == 0 {
+			rules = b.rulesOf(ctx, rt.Topic, r.TopicID)
+		}
 		for j := range rt.Partitions {
 			out := &t.Partitions[j]
 			switch {
 			case code != 0:
 				out.ErrorCode = code
 				continue
-			case out.Partition < 0 || out.Partition >= int32(partitions):
+			case out.Partition < 0 || out.Partition >= int32(r.Partitions):
 				out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue
 			case !b.leads(rt.Topic, out.Partition): // another gateway leads it (ownership.go)
 				out.ErrorCode = kerr.NotLeaderForPartition.Code
+				continue
+			case rules.tooLarge(rt.Partitions[j].Records):
+				out.ErrorCode = kerr.MessageTooLarge.Code
+				b.log.Info("produce: partition refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", rt.Topic,
+					"partition", out.Partition, "kafka_error", out.ErrorCode, "max.message.bytes", rules.maxBatch)
 				continue
 			}
 			batch, producer, err := conv.convert(req.Version, rt.Partitions[j].Records, budget, b.idem.enabled)
@@ -165,7 +177,7 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 					"partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
 				continue
 			}
-			ready = append(ready, producePart{out: out, key: partKey{Target: target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer})
+			ready = append(ready, producePart{out: out, key: partKey{Target: r.Target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer, logAppendTime: rules.logAppendTime})
 		}
 	}
 	release()
@@ -174,9 +186,9 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 
 // resolveForProduce finds the Iggy topic of a Produce topic. A partition index past the cached
 // count re-reads the topic once: partitions may have been added by a native Iggy tool.
-func (b *Broker) resolveForProduce(ctx context.Context, cc *listener.ConnContext, rt *kmsg.ProduceRequestTopic) (topicmap.Target, uint32, int16) {
+func (b *Broker) resolveForProduce(ctx context.Context, cc *listener.ConnContext, rt *kmsg.ProduceRequestTopic) (topicmap.Resolved, int16) {
 	if err := topicmap.ValidateKafkaName(rt.Topic); err != nil {
-		return topicmap.Target{}, 0, kerr.InvalidTopicException.Code
+		return topicmap.Resolved{}, kerr.InvalidTopicException.Code
 	}
 	r, err := b.topics.Resolve(ctx, rt.Topic)
 	if err == nil {
@@ -193,9 +205,9 @@ func (b *Broker) resolveForProduce(ctx context.Context, cc *listener.ConnContext
 		if !isNotFound(err) {
 			b.log.Warn("produce: topic lookup failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
 		}
-		return topicmap.Target{}, 0, code
+		return topicmap.Resolved{}, code
 	}
-	return r.Target, r.Partitions, 0
+	return r, 0
 }
 
 // sendAll sends the queued partitions, up to maxParallelSends at once over the Iggy pool,

@@ -16,8 +16,8 @@ import (
 //
 //	retention.ms     Iggy message expiry (µs = ms × 1000); -1 = never expire
 //	retention.bytes  Iggy max topic size; -1 = unlimited
-//	cleanup.policy   always "delete", read only (Iggy has no compaction)
 //
+// The configs Iggy has no option for are kept by the gateway (storedconfigs.go).
 // retention.minutes and retention.hours are accepted as alternative spellings of
 // retention.ms when creating or altering (like the upstream gateway). Nothing else can be set:
 // a config the gateway cannot honour is refused rather than silently ignored.
@@ -151,20 +151,16 @@ func refuseConfig(name string) *apiError {
 	if isFlushConfig(name) {
 		return newAPIError(kerr.InvalidConfig, "%s can only be given when the topic is created: Iggy cannot change a topic's flush options (docs/DURABILITY.md)", name)
 	}
-	if name == configCleanupPolicy {
-		return newAPIError(kerr.InvalidConfig, "cleanup.policy is read-only: it is always delete (Iggy deletes old segments and has no log compaction)")
-	}
-	return newAPIError(kerr.InvalidConfig, "config %q is not supported by this gateway: only retention.ms (or retention.minutes, retention.hours) and retention.bytes can be set", name)
+	return newAPIError(kerr.InvalidConfig, "config %q is not supported by this gateway (docs/TOPIC-CONFIGS.md lists the topic configs it honours or accepts)", name)
 }
 
-// isSettable reports whether name is a topic config clients can set (all are numbers: none
-// can take APPEND or SUBTRACT).
+// isSettable reports whether name is a topic config clients can set.
 func isSettable(name string) bool {
 	switch name {
 	case configRetentionMs, configRetentionMinutes, configRetentionHours, configRetentionBytes:
 		return true
 	}
-	return false
+	return storedConfigs[name] != nil
 }
 
 // parseKafkaLong parses a Kafka LONG config value (surrounding spaces allowed, as Kafka).
@@ -242,14 +238,10 @@ const (
 	cleanupPolicyDelete   = "delete"
 )
 
-// topicConfigEntries describes a topic with retention r, sorted by name.
+// topicConfigEntries describes the retention configs of a topic with retention r (Iggy's
+// options), sorted by name.
 func topicConfigEntries(r retention) []configEntry {
 	return []configEntry{
-		{
-			name: configCleanupPolicy, value: cleanupPolicyDelete, source: kmsg.ConfigSourceDefaultConfig, readOnly: true, typ: kmsg.ConfigTypeList,
-			doc:      "Always delete: Iggy removes whole old segments by time (retention.ms) or size (retention.bytes); there is no log compaction.",
-			synonyms: []configSynonym{{brokerCleanupPolicy, cleanupPolicyDelete, kmsg.ConfigSourceDefaultConfig}},
-		},
 		topicLongEntry(configRetentionBytes, brokerRetentionBytes, r.maxSize, 1,
 			"Largest size of the whole topic in bytes (Iggy max topic size, shared equally by its partitions; Kafka's is per partition). -1: unlimited. Iggy deletes the oldest sealed segments beyond it; at least one 1 GiB segment is kept per partition."),
 		topicLongEntry(configRetentionMs, brokerRetentionMs, r.expiry, 1000,
@@ -294,8 +286,6 @@ func (b *Broker) brokerConfigEntries() []configEntry {
 			"Kafka sees one replica per partition: Iggy replicates partitions by its own policy."),
 		fixed("delete.topic.enable", "true", kmsg.ConfigTypeBoolean,
 			"DeleteTopics deletes the Iggy topic (its stream is kept)."),
-		fixed(brokerCleanupPolicy, cleanupPolicyDelete, kmsg.ConfigTypeList,
-			"Always delete: Iggy has no log compaction."),
 		fixed(brokerRetentionBytes, defaultRetentionValue, kmsg.ConfigTypeLong,
 			"Topics are created without a size limit unless retention.bytes is given."),
 		fixed(brokerRetentionMs, defaultRetentionValue, kmsg.ConfigTypeLong,
@@ -306,6 +296,11 @@ func (b *Broker) brokerConfigEntries() []configEntry {
 			"Partitions of topics created without a partition count, by CreateTopics or auto-creation (IGGY_KAFKA_AUTO_CREATE_TOPICS_PARTITIONS)."),
 	}
 	entries = append(entries, b.brokerFlushEntries()...)
+	for name, c := range storedConfigs {
+		if !slices.ContainsFunc(entries, func(e configEntry) bool { return e.name == c.brokerName }) {
+			entries = append(entries, fixed(c.brokerName, c.defaultValue(b), c.typ, "Default of the topic config "+name+". "+c.doc))
+		}
+	}
 	slices.SortFunc(entries, func(a, b configEntry) int { return strings.Compare(a.name, b.name) })
 	return entries
 }

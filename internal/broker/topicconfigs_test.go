@@ -123,7 +123,7 @@ func TestTopicConfigEntries(t *testing.T) {
 		return m
 	}
 	def := byName(topicConfigEntries(defaultRetention))
-	for name, want := range map[string]string{"retention.ms": "-1", "retention.bytes": "-1", "cleanup.policy": "delete"} {
+	for name, want := range map[string]string{"retention.ms": "-1", "retention.bytes": "-1"} {
 		e := def[name]
 		if e.value != want || e.source != kmsg.ConfigSourceDefaultConfig || len(e.synonyms) != 1 || e.synonyms[0].source != kmsg.ConfigSourceDefaultConfig {
 			t.Errorf("default %s: %+v", name, e)
@@ -146,9 +146,6 @@ func TestTopicConfigEntries(t *testing.T) {
 		if got := byName(topicConfigEntries(r))["retention.ms"].value; got != want {
 			t.Errorf("expiry %d µs: retention.ms %s, want %s", us, got, want)
 		}
-	}
-	if !def["cleanup.policy"].readOnly || def["cleanup.policy"].typ != kmsg.ConfigTypeList {
-		t.Errorf("cleanup.policy %+v", def["cleanup.policy"])
 	}
 }
 

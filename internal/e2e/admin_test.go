@@ -137,13 +137,13 @@ func javaConfigsRefused(t *testing.T, env *Env) {
 		}
 	}
 	refused("Iggy replicates partitions", "kafka-topics.sh", "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "3")
-	refused("cleanup.policy is read-only", "kafka-topics.sh", "--create", "--topic", topic, "--config", "cleanup.policy=compact")
+	refused("never deletes", "kafka-topics.sh", "--create", "--topic", topic, "--config", "cleanup.policy=compact", "--config", "retention.ms=1000")
 	if env.iggyTopic(t, topic) != nil {
 		t.Fatalf("a refused --create created %s", topic)
 	}
 	kafkaTool(t, "", "kafka-topics.sh", "--bootstrap-server", b, "--create", "--topic", topic)
-	refused(`config "segment.bytes" is not supported`, "kafka-configs.sh", "--entity-type", "topics", "--entity-name", topic,
-		"--alter", "--add-config", "segment.bytes=1048576")
+	refused("does not recompress", "kafka-configs.sh", "--entity-type", "topics", "--entity-name", topic,
+		"--alter", "--add-config", "compression.type=zstd")
 	refused("retention.bytes", "kafka-configs.sh", "--entity-type", "topics", "--entity-name", topic,
 		"--alter", "--add-config", "retention.bytes=1000")
 	wantIggyRetention(t, env, topic, iggy.Never, iggy.Never)

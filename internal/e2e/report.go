@@ -24,6 +24,10 @@ var clientLimits = map[string]map[Cell]string{
 // familyOrder is the row order of the report.
 var familyOrder = []string{"java", "kcat", "python", "franz-go", "sarama", "kafka-go", "kafkajs"}
 
+// frameworkOrder is the row order of the frameworks table: applications built on Kafka
+// clients (Kafka Streams, Connect, ...), reported per scenario rather than per cell.
+var frameworkOrder = []string{"kafka-streams", "kafka-connect", "mirrormaker2", "quixstreams", "aiokafka"}
+
 // cellValue summarises the scenarios covering one cell of one client: FAIL if any failed, pass
 // if any passed, pending if any is pending, else not run.
 func cellValue(rs []Result) string {
@@ -110,6 +114,7 @@ at-least-once: a retry after a lost acknowledgement can store a batch twice.
 		}
 		b.WriteString("\n")
 	}
+	renderFrameworks(&b, rs, versions)
 	b.WriteString("\n## Scenarios\n\n| client | scenario | covers | outcome |\n| --- | --- | --- | --- |\n")
 	for _, fam := range familyOrder {
 		for _, r := range rs {
@@ -128,6 +133,34 @@ at-least-once: a retry after a lost acknowledgement can store a batch twice.
 		}
 	}
 	return b.String()
+}
+
+// renderFrameworks writes the frameworks table: one row per framework scenario, and "not
+// tested" for a framework without one.
+func renderFrameworks(b *strings.Builder, rs []Result, versions map[string]string) {
+	b.WriteString("\n## Frameworks\n\nReal applications run on the gateway (the scenarios say what each checks).\n\n" +
+		"| framework | version | scenario | outcome |\n| --- | --- | --- | --- |\n")
+	for _, fam := range frameworkOrder {
+		v := versions[fam]
+		if v == "" {
+			v = "(not installed)"
+		}
+		ran := false
+		for _, r := range rs {
+			if r.Family != fam {
+				continue
+			}
+			ran = true
+			outcome := r.Status
+			if r.Reason != "" {
+				outcome += ": " + r.Reason
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", fam, v, r.Scenario, outcome)
+		}
+		if !ran {
+			fmt.Fprintf(b, "| %s | %s | — | %s |\n", fam, v, ReportNotCovered)
+		}
+	}
 }
 
 // ParseReportTable reads the client × cell table back from a rendered report, to check a

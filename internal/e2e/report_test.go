@@ -49,3 +49,22 @@ func TestReportRoundTripAndClaims(t *testing.T) {
 		t.Errorf("claims %v, want kcat / metadata", claims)
 	}
 }
+
+func TestReportFrameworks(t *testing.T) {
+	rs := []Result{
+		{Family: "kafka-streams", Version: "Apache Kafka Streams 4.4.0", Scenario: "word-count", Status: StatusPass},
+		{Family: "java", Version: "x", Scenario: "metadata", Covers: []Cell{CellMetadata}, Status: StatusPass},
+	}
+	doc := RenderCompatibility(rs)
+	for _, want := range []string{
+		"| kafka-streams | Apache Kafka Streams 4.4.0 | word-count | pass |",
+		"| kafka-connect | (not installed) | — | not tested |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("report lacks %q:\n%s", want, doc)
+		}
+	}
+	if _, ok := ParseReportTable(doc)["kafka-streams"]; ok {
+		t.Error("a framework row was read as a client row")
+	}
+}

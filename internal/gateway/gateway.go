@@ -130,6 +130,9 @@ func (g *Gateway) start(ctx context.Context) error {
 			}
 			opts.Placement = g.cluster.place
 		}
+		if opts.TopicState, err = loadTopicState(ctx, cl, g.log, flush); err != nil {
+			return err
+		}
 		warnBufferedTopics(ctx, cl, cfg.DefaultStream, g.log)
 		if opts.Epochs, err = openEpochLog(ctx, cl, g.log, flush); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 )
 
 // loadOffsets opens the committed-offset store over the coordinator log in Iggy and rebuilds
@@ -70,6 +71,18 @@ func newOffsets(ilog *offsets.IggyLog, log *slog.Logger, option func(*offsets.Co
 	cfg.Logger = log.With("component", "offsets")
 	option(&cfg)
 	return offsets.New(cfg)
+}
+
+// loadTopicState opens the topic-state log (stored topic configs, DeleteRecords' log start
+// offsets) next to the coordinator log and reads it before any Kafka connection is accepted.
+func loadTopicState(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode) (*topicstate.Store, error) {
+	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, topicstate.DefaultTopic, 1)
+	ilog.Flush = flush
+	store := topicstate.New(ilog, log.With("component", "topicstate"))
+	if err := store.Load(ctx); err != nil {
+		return nil, fmt.Errorf("loading topic state from Iggy stream %q, topic %q: %w", offsets.DefaultStream, topicstate.DefaultTopic, err)
+	}
+	return store, nil
 }
 
 // offsetsOption applies the coordinator-log settings to the store's configuration.

@@ -39,6 +39,10 @@ func (b *Builder) Begin(dst []byte, leaderEpoch int32) {
 	}
 }
 
+// SetLogAppendTime marks the batch begun as one of broker append times (the timestamp-type
+// attribute): clients then take its max timestamp as the timestamp of every record in it.
+func (b *Builder) SetLogAppendTime() { b.hdr.Attributes |= attrLogAppendTime }
+
 // Len is the number of records appended since Begin.
 func (b *Builder) Len() int { return int(b.count) }
 

@@ -164,37 +164,68 @@ func millis(m *Stored, origin uint64) int64 {
 	return int64(min(origin/1000, math.MaxInt64))
 }
 
-// BatchEncoder builds one Kafka record batch for Fetch straight from polled messages, in one
-// pass. Reuse one per goroutine: once its buffers have grown, adding a message allocates
-// nothing.
+// BatchEncoder builds the Kafka record batches of one Fetch partition straight from polled
+// messages, in one pass: one batch of CreateTime timestamps, or with BeginLogAppendTime one
+// batch per append millisecond. Reuse one per goroutine: once its buffers have grown, adding a
+// message allocates nothing.
 type BatchEncoder struct {
 	b       kbatch.Builder
 	headers []kbatch.RecordHeader
+	// appendTime: records carry Iggy's append time; a batch holds one millisecond's records.
+	appendTime  bool
+	leaderEpoch int32
+	batchTime   int64
+	// doneLen and doneSize count the records and bytes of the batches finished before the
+	// current one.
+	doneLen, doneSize int
 }
 
-// Begin starts a batch at the end of dst (see kbatch.Builder.Begin).
-func (e *BatchEncoder) Begin(dst []byte, leaderEpoch int32) { e.b.Begin(dst, leaderEpoch) }
+// Begin starts CreateTime batches at the end of dst (see kbatch.Builder.Begin).
+func (e *BatchEncoder) Begin(dst []byte, leaderEpoch int32) { e.begin(dst, leaderEpoch, false) }
+
+// BeginLogAppendTime starts LogAppendTime batches at the end of dst: each record's timestamp
+// is the Iggy append time of its message (ms), and since Kafka clients give every record of
+// a LogAppendTime batch the batch's max timestamp, records of different milliseconds go into
+// different batches.
+func (e *BatchEncoder) BeginLogAppendTime(dst []byte, leaderEpoch int32) {
+	e.begin(dst, leaderEpoch, true)
+}
+
+func (e *BatchEncoder) begin(dst []byte, leaderEpoch int32, appendTime bool) {
+	e.appendTime, e.leaderEpoch, e.doneLen, e.doneSize = appendTime, leaderEpoch, 0, 0
+	e.b.Begin(dst, leaderEpoch)
+	if appendTime {
+		e.b.SetLogAppendTime()
+	}
+}
 
 // Len is the number of records added.
-func (e *BatchEncoder) Len() int { return e.b.Len() }
+func (e *BatchEncoder) Len() int { return e.doneLen + e.b.Len() }
 
-// Size is the size of the batch so far, header included.
-func (e *BatchEncoder) Size() int { return e.b.Size() }
+// Size is the size of the batches so far, headers included.
+func (e *BatchEncoder) Size() int { return e.doneSize + e.b.Size() }
 
-// Add maps m to a record and appends it, unless the batch would then exceed maxSize bytes
+// Add maps m to a record and appends it, unless the batches would then exceed maxSize bytes
 // (maxSize <= 0: no limit); the first record is always added, as Kafka requires (KIP-74).
 // It reports whether m was added. A message that cannot be mapped returns a *MessageError
-// and leaves the batch as it was.
+// and leaves the batches as they were.
 func (e *BatchEncoder) Add(m *Stored, maxSize int) (bool, error) {
 	rec, err := ToRecord(m, e.headers)
 	e.headers = rec.Headers
 	if err != nil {
 		return false, err
 	}
+	if e.appendTime {
+		rec.Timestamp = int64(min(m.Timestamp/1000, math.MaxInt64))
+		if e.b.Len() > 0 && rec.Timestamp != e.batchTime {
+			e.nextBatch()
+		}
+		e.batchTime = rec.Timestamp
+	}
 	off := int64(m.Offset)
-	if maxSize > 0 && e.b.Len() > 0 &&
-		e.b.Size()+e.b.RecordSize(off, rec.Timestamp, rec.Key, rec.Value, rec.Headers) > maxSize {
-		return false, nil
+	if maxSize > 0 && e.Len() > 0 &&
+		e.Size()+e.b.RecordSize(off, rec.Timestamp, rec.Key, rec.Value, rec.Headers) > maxSize {
+		return false, nil // an empty batch begun by nextBatch is dropped by Finish
 	}
 	if err := e.b.Append(off, rec.Timestamp, rec.Key, rec.Value, rec.Headers); err != nil {
 		return false, &MessageError{Offset: m.Offset, Err: err}
@@ -202,5 +233,13 @@ func (e *BatchEncoder) Add(m *Stored, maxSize int) (bool, error) {
 	return true, nil
 }
 
-// Finish completes the batch and returns dst with it appended (unchanged when empty).
+// nextBatch finishes the current batch and begins another after it.
+func (e *BatchEncoder) nextBatch() {
+	e.doneLen += e.b.Len()
+	e.doneSize += e.b.Size()
+	e.b.Begin(e.b.Finish(), e.leaderEpoch)
+	e.b.SetLogAppendTime()
+}
+
+// Finish completes the batches and returns dst with them appended (unchanged when empty).
 func (e *BatchEncoder) Finish() []byte { return e.b.Finish() }

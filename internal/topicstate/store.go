@@ -1,0 +1,223 @@
+package topicstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+)
+
+// Where the log lives: the gateway's reserved stream, one partition (topic state changes are
+// rare admin operations; one partition keeps them in one order).
+const (
+	DefaultTopic = "__topic_state"
+	partition    = 0
+	// DefaultRefresh is how stale a read may be: reads see other gateways' changes within it.
+	// Admin reads and every write catch up first (Sync).
+	DefaultRefresh = time.Second
+	// readBatch is how many records one catch-up read asks for.
+	readBatch = 512
+)
+
+// State is what the gateway keeps about one Kafka topic.
+type State struct {
+	// TopicID is the Iggy topic the state belongs to.
+	TopicID uint32
+	// Configs are the stored configs by name (not the ones Iggy holds: retention, flush).
+	Configs map[string]string
+	// LogStart are the log start offsets set by DeleteRecords, by partition.
+	LogStart map[int32]int64
+}
+
+// Store is the topic-state view over its log. Writes are appended first and applied to the
+// view in log order, so every gateway reading the log ends with the same view.
+type Store struct {
+	log     offsets.Log
+	logger  *slog.Logger
+	refresh time.Duration
+	now     func() time.Time
+
+	// syncMu serializes catching up with the log and appending to it.
+	syncMu sync.Mutex
+	next   uint64 // the next log offset to read; guarded by syncMu
+
+	mu        sync.RWMutex
+	topics    map[string]*State
+	refreshed time.Time
+}
+
+// New returns a store over log (offsets.NewIggyLog(api, offsets.DefaultStream, DefaultTopic,
+// 1) in production). Call Load before using it.
+func New(log offsets.Log, logger *slog.Logger) *Store {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Store{log: log, logger: logger, refresh: DefaultRefresh, now: time.Now, topics: make(map[string]*State)}
+}
+
+// Load creates the log if needed and reads it.
+func (s *Store) Load(ctx context.Context) error {
+	if err := s.log.Ensure(ctx); err != nil {
+		return fmt.Errorf("topicstate: %w", err)
+	}
+	return s.Sync(ctx)
+}
+
+// Sync catches up with every record appended so far (by any gateway).
+func (s *Store) Sync(ctx context.Context) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	return s.catchUp(ctx)
+}
+
+// catchUp reads and applies the records from s.next on; the caller holds syncMu. A record
+// that does not decode is logged and skipped: it can only have been written by a newer
+// gateway or damaged in storage, and refusing every later record would be worse.
+func (s *Store) catchUp(ctx context.Context) error {
+	for {
+		entries, err := s.log.ReadFrom(ctx, partition, s.next, readBatch)
+		if err != nil {
+			return fmt.Errorf("topicstate: reading the log at %d: %w", s.next, err)
+		}
+		s.mu.Lock()
+		for _, e := range entries {
+			r, err := Decode(e.Data)
+			if err != nil {
+				s.logger.Error("topic state record skipped", "offset", e.Offset, "err", err)
+			} else {
+				s.apply(&r)
+			}
+			s.next = e.Offset + 1
+		}
+		s.refreshed = s.now()
+		s.mu.Unlock()
+		if len(entries) == 0 {
+			return nil
+		}
+	}
+}
+
+// apply applies r to the view; the caller holds mu.
+func (s *Store) apply(r *Record) {
+	if r.Kind == KindDelete {
+		delete(s.topics, r.Topic)
+		return
+	}
+	st := s.topics[r.Topic]
+	if st == nil || st.TopicID != r.TopicID {
+		st = &State{TopicID: r.TopicID}
+		s.topics[r.Topic] = st
+	}
+	switch r.Kind {
+	case KindConfigs:
+		st.Configs = maps.Clone(r.Configs)
+	case KindLogStart:
+		if st.LogStart == nil {
+			st.LogStart = make(map[int32]int64, len(r.LogStart))
+		}
+		for p, off := range r.LogStart {
+			n, _ := strconv.ParseInt(p, 10, 32) // checked by Decode
+			st.LogStart[int32(n)] = max(st.LogStart[int32(n)], off)
+		}
+	}
+}
+
+// Get returns the state of a topic whose Iggy topic id is topicID (the zero State when none
+// is stored). The view may be up to the refresh interval behind other gateways: a read that
+// finds it older catches up unless another read is already doing so.
+func (s *Store) Get(ctx context.Context, topic string, topicID uint32) State {
+	s.mu.RLock()
+	stale := s.now().Sub(s.refreshed) >= s.refresh
+	s.mu.RUnlock()
+	if stale && s.syncMu.TryLock() {
+		if err := s.catchUp(ctx); err != nil {
+			s.logger.Warn("topic state refresh failed; serving the last known state", "err", err)
+		}
+		s.syncMu.Unlock()
+	}
+	return s.Cached(topic, topicID)
+}
+
+// Cached is Get without catching up.
+func (s *Store) Cached(topic string, topicID uint32) State {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := s.topics[topic]
+	if st == nil || st.TopicID != topicID {
+		return State{TopicID: topicID}
+	}
+	return State{TopicID: st.TopicID, Configs: maps.Clone(st.Configs), LogStart: maps.Clone(st.LogStart)}
+}
+
+// SetConfigs replaces the stored configs of a topic.
+func (s *Store) SetConfigs(ctx context.Context, topic string, topicID uint32, configs map[string]string) error {
+	return s.write(ctx, func() *Record {
+		return &Record{Kind: KindConfigs, Topic: topic, TopicID: topicID, Configs: configs}
+	})
+}
+
+// ErrNotRaised is returned by RaiseLogStart when nothing would change.
+var ErrNotRaised = errors.New("topicstate: log start offsets already at or past the requested ones")
+
+// RaiseLogStart raises the log start offsets of some partitions of a topic and returns the
+// resulting offsets of those partitions. Offsets at or below the stored ones change nothing.
+func (s *Store) RaiseLogStart(ctx context.Context, topic string, topicID uint32, starts map[int32]int64) (map[int32]int64, error) {
+	err := s.write(ctx, func() *Record {
+		cur := s.Cached(topic, topicID).LogStart
+		r := &Record{Kind: KindLogStart, Topic: topic, TopicID: topicID, LogStart: make(map[string]int64)}
+		for p, off := range starts {
+			if off > cur[p] {
+				r.LogStart[strconv.Itoa(int(p))] = off
+			}
+		}
+		if len(r.LogStart) == 0 {
+			return nil
+		}
+		return r
+	})
+	if err != nil && !errors.Is(err, ErrNotRaised) {
+		return nil, err
+	}
+	got := s.Cached(topic, topicID).LogStart
+	out := make(map[int32]int64, len(starts))
+	for p := range starts {
+		out[p] = got[p]
+	}
+	return out, nil
+}
+
+// Forget drops everything stored about a topic (it was deleted).
+func (s *Store) Forget(ctx context.Context, topic string) error {
+	s.mu.RLock()
+	_, known := s.topics[topic]
+	s.mu.RUnlock()
+	if !known {
+		return nil
+	}
+	return s.write(ctx, func() *Record { return &Record{Kind: KindDelete, Topic: topic} })
+}
+
+// write catches up, builds the record from the current view (nil: nothing to write, which
+// returns ErrNotRaised), appends it and catches up again, which applies it in log order
+// after whatever other gateways appended before it.
+func (s *Store) write(ctx context.Context, build func() *Record) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if err := s.catchUp(ctx); err != nil {
+		return err
+	}
+	r := build()
+	if r == nil {
+		return ErrNotRaised
+	}
+	if _, err := s.log.Append(ctx, partition, [][]byte{r.Encode()}); err != nil {
+		return fmt.Errorf("topicstate: appending a %s record for %q: %w", r.Kind, r.Topic, err)
+	}
+	return s.catchUp(ctx)
+}
