@@ -53,7 +53,10 @@ type Config struct {
 	// ProducerRebuildMessages is how many of a partition's last messages are read to rebuild
 	// its producer state before its first idempotent write (docs/IDEMPOTENCE.md §4).
 	ProducerRebuildMessages int
-	CoordinatorLog          string // "auto", "true" or "false"
+	// TailCacheBytes bounds the tail cache of recently written batches (internal/tailcache);
+	// 0 turns it off.
+	TailCacheBytes int
+	CoordinatorLog string // "auto", "true" or "false"
 	// CoordinatorLogRecovery is "fallback", "fail" or "skip" (docs/COORDINATOR-LOG.md §5).
 	CoordinatorLogRecovery string
 	MetricsAddr            string
