@@ -17,6 +17,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
 )
@@ -52,9 +53,10 @@ type Broker struct {
 	topics    *topicmap.Cache
 	producers *producers.Allocator
 	authn     *auth.Authenticator
-	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
-	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
-	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
+	data      dataPlane        // Produce/Fetch/ListOffsets state (partitions.go)
+	idem      producerStates   // idempotent producers' state per partition (idempotence.go)
+	reader    partitionReader  // Fetch's reads of stored messages (fetch.go)
+	tail      *tailcache.Cache // recently written batches (tail.go); nil when off
 	groups    groupState
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
@@ -105,6 +107,7 @@ func New(opts Options) (*Broker, error) {
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
 	}
 	b.reader = iggyReader{b}
+	b.tail = tailcache.New(cfg.TailCacheBytes)
 	b.placement = opts.Placement
 	if b.placement == nil {
 		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}

@@ -62,6 +62,7 @@ var noRecords = []byte{}
 // fetchPart is one requested partition.
 type fetchPart struct {
 	key      partKey
+	topic    string     // the Kafka topic
 	st       *partState // set once Iggy confirmed the partition (resolveFetch)
 	out      *kmsg.FetchResponseTopicPartition
 	offset   int64
@@ -171,7 +172,7 @@ func (b *Broker) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			t.Partitions[j] = kmsg.NewFetchResponseTopicPartition()
-			fp := fetchPart{out: &t.Partitions[j], offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes)}
+			fp := fetchPart{topic: rt.Topic, out: &t.Partitions[j], offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes)}
 			fp.out.Partition = rp.Partition
 			fp.fail(0) // no offsets until read
 			switch {
@@ -244,6 +245,7 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 			code := fetchErrorCode(dataErrorCode(err, false))
 			if isNotFound(err) {
 				b.topics.Invalidate(ft.kafka)
+				b.tail.InvalidateTopic(ft.target.Stream, ft.target.Topic)
 			} else {
 				b.log.Warn("fetch: topic read failed", "conn", f.cc.ID, "topic", ft.kafka, "kafka_error", code, "err", err)
 			}
@@ -369,6 +371,9 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	}
 
 	r := readRange{cc: f.cc, key: fp.key, st: fp.st, from: uint64(fp.offset), hw: hw, limit: limit}
+	if b.serveTail(fp, &r, minOne) {
+		return 0
+	}
 	r.size, r.sizeKnown = fp.st.recentSize(), true
 	if r.size == 0 {
 		r.size, r.sizeKnown = max(storedSize(ip), 1), false
@@ -377,7 +382,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	// several times over); it goes back to the pool when the response has been written.
 	perRecord := uint64(r.size + recordOverhead)
 	estimate := min(uint64(limit), (hw-r.from)*perRecord, maxPollRounds*maxPollCount*perRecord)
-	enc.Begin(bufpool.Get(kbatch.HeaderSize+int(estimate)), -1)
+	enc.Begin(bufpool.Get(kbatch.HeaderSize+int(estimate)), noLeaderEpoch)
 	drop := false
 	defer func() {
 		out := enc.Finish()

@@ -50,6 +50,10 @@ type producePart struct {
 	turn  *sendTurn // its place on its lane (laneOf)
 	// producer is the batch's producer when it is checked as idempotent (docs/IDEMPOTENCE.md).
 	producer *producers.Batch
+	// records are the partition's batches as the producer sent them, for the tail cache
+	// (tail.go); nil when their offsets are not consecutive. They alias the request frame:
+	// valid until the handler returns.
+	records []byte
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
@@ -162,7 +166,11 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 					"partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
 				continue
 			}
-			ready = append(ready, producePart{out: out, key: partKey{Target: target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer})
+			p := producePart{out: out, key: partKey{Target: target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer}
+			if conv.consecutive {
+				p.records = rt.Partitions[j].Records
+			}
+			ready = append(ready, p)
 		}
 	}
 	release()
@@ -254,6 +262,7 @@ func (b *Broker) send(ctx context.Context, timeout time.Duration, cc *listener.C
 // write sends p's batch to Iggy and fills in its answer: the base offset, or the error code.
 func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext, p *producePart) (base int64, err error) {
 	n, size := p.batch.Len(), p.batch.Size()
+	gen := b.tail.Generation()
 	conf, err := s.SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
 	putBatch(p.batch)
 	p.batch = nil
@@ -267,6 +276,7 @@ func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext,
 		return -1, err
 	}
 	p.out.BaseOffset = int64(conf.BaseOffset)
+	b.cacheWritten(p, gen, conf.BaseOffset)
 	b.data.part(p.key).advance(conf.BaseOffset+uint64(n), size, n)
 	return p.out.BaseOffset, nil
 }
@@ -293,6 +303,9 @@ type converter struct {
 	enc     mapping.Encoder
 	batches []kbatch.Batch
 	records []kbatch.Records
+	// consecutive: the last converted partition's records have offset deltas 0, 1, 2, … in
+	// each batch, so the batches hold the offsets Iggy assigns (the tail cache needs that).
+	consecutive bool
 }
 
 var converterPool = sync.Pool{New: func() any { return new(converter) }}
@@ -351,8 +364,10 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget, i
 	out.Reset()
 	out.Grow(records, hint)
 	var rec kbatch.Record
+	c.consecutive = true
 	for i := range c.records {
-		for it := c.records[i].Iter(); it.Next(&rec); {
+		for it, delta := c.records[i].Iter(), int32(0); it.Next(&rec); delta++ {
+			c.consecutive = c.consecutive && rec.OffsetDelta == delta
 			var m mapping.Message
 			if prod != nil && out.Len() == 0 {
 				m, err = c.enc.AppendFirst(&rec, w, mapping.Producer{ID: prod.ProducerID, Epoch: prod.Epoch, BaseSequence: prod.FirstSeq, Records: prod.Records})
