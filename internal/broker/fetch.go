@@ -240,6 +240,10 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 			errored = errored || len(parts) > 0
 			continue
 		}
+		if known, ok := b.resolveKnown(parts); ok {
+			reads = append(reads, known...)
+			continue
+		}
 		topic, err := b.storage(f.cc).GetTopic(ctx, iggy.Name(ft.target.Stream), iggy.Name(ft.target.Topic))
 		if err != nil {
 			code := fetchErrorCode(dataErrorCode(err, false))
@@ -272,6 +276,31 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 		}
 	}
 	return reads, errored
+}
+
+// resolveKnown returns the reads of a topic's partitions without asking Iggy for its offsets
+// when every one of them is behind the high watermark the gateway already knows (from its
+// writes, polls and probes): a consumer catching up reads what is known to be there, and
+// one at the known end asks Iggy, which also notices native writes and a deleted topic.
+func (b *Broker) resolveKnown(parts []fetchPart) ([]partRead, bool) {
+	reads := make([]partRead, 0, len(parts))
+	for i := range parts {
+		fp := &parts[i]
+		if fp.final {
+			return nil, false
+		}
+		st := b.data.known(fp.key)
+		if st == nil {
+			return nil, false
+		}
+		ip, ok := st.knownPartition(fp.key.Partition)
+		if !ok || fp.offset < 0 || uint64(fp.offset) >= highWatermark(&ip) {
+			return nil, false
+		}
+		fp.st = st
+		reads = append(reads, partRead{fp: fp, ip: ip})
+	}
+	return reads, true
 }
 
 // fitsTogether reports whether every partition can be read up to its own limit without the

@@ -204,6 +204,29 @@ func (d *dataPlane) part(k partKey) *partState {
 	return st
 }
 
+// known returns the state of k when there is one, without creating it.
+func (d *dataPlane) known(k partKey) *partState {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.parts[k]
+	if st != nil {
+		st.lastUse = now
+	}
+	return st
+}
+
+// knownPartition is the partition as last seen or written, in GetTopic's form, when its high
+// watermark is known.
+func (s *partState) knownPartition(id uint32) (iggy.Partition, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hw == 0 {
+		return iggy.Partition{}, false
+	}
+	return iggy.Partition{ID: id, CurrentOffset: s.hw - 1, MessagesCount: s.hw, SizeBytes: s.sizeBytes}, true
+}
+
 func (d *dataPlane) now() time.Time {
 	if d.clock != nil {
 		return d.clock()
