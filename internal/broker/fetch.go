@@ -14,6 +14,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -71,6 +72,8 @@ type fetchPart struct {
 	final bool
 	// buf is the pooled buffer out.RecordBatches points into, nil when it points nowhere.
 	buf []byte
+	// hold keeps the tail cache's batch out.RecordBatches points to (tail.go).
+	hold tailcache.Hold
 }
 
 // fetchTopic is one requested topic and its partitions (a range of fetchRequest.parts).
@@ -131,6 +134,7 @@ func (fp *fetchPart) dropRecords() {
 		bufpool.Put(fp.buf)
 		fp.buf = nil
 	}
+	fp.hold.Release()
 }
 
 // fetchSizeHint is a little more than the encoded size of resp: its records plus a generous

@@ -48,14 +48,16 @@ func (b *Broker) serveTail(fp *fetchPart, r *readRange, minOne bool) bool {
 		return false
 	}
 	var scratch [16][]byte
-	views := b.tail.Read(tailKey(r.key), r.from, r.hw, r.limit, scratch[:0])
+	views, hold := b.tail.Read(tailKey(r.key), r.from, r.hw, r.limit, scratch[:0])
 	switch {
 	case len(views) == 0:
 		return false
 	case !minOne && len(views[0]) > r.limit:
 		// Only the first non-empty partition may exceed its limit (KIP-74).
+		hold.Release()
 	case len(views) == 1:
-		fp.out.RecordBatches, fp.buf = views[0], nil // shared, never modified: not pooled
+		// Shared with the cache, never modified; held until the response is written.
+		fp.out.RecordBatches, fp.hold = views[0], hold
 	default:
 		total := 0
 		for _, v := range views {
@@ -65,6 +67,7 @@ func (b *Broker) serveTail(fp *fetchPart, r *readRange, minOne bool) bool {
 		for _, v := range views {
 			buf = append(buf, v...)
 		}
+		hold.Release()
 		fp.keepRecords(buf)
 	}
 	return true

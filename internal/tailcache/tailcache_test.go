@@ -55,6 +55,13 @@ func decode(t *testing.T, raw []byte) kmsg.RecordBatch {
 
 var k0 = Key{Stream: "s", Topic: "t", Partition: 0}
 
+// read is Read for tests that do not keep the batches past the next Put.
+func read(c *Cache, k Key, from, end uint64, limit int, dst [][]byte) [][]byte {
+	views, h := c.Read(k, from, end, limit, dst)
+	h.Release()
+	return views
+}
+
 func TestPutRewritesOffsetsAndEpochKeepingCRC(t *testing.T) {
 	c := New(1 << 20)
 	a, b := producerBatch(t, 3, 10, 42, 7), producerBatch(t, 5, 10, 42, 10)
@@ -66,7 +73,7 @@ func TestPutRewritesOffsetsAndEpochKeepingCRC(t *testing.T) {
 	if !bytes.Equal(sent, orig) {
 		t.Fatal("Put modified the caller's bytes")
 	}
-	got := c.Read(k0, 100, 108, 1<<20, nil)
+	got := read(c, k0, 100, 108, 1<<20, nil)
 	if len(got) != 2 {
 		t.Fatalf("read %d batches, want 2", len(got))
 	}
@@ -114,7 +121,7 @@ func TestReadFindsTheBatchHoldingTheOffset(t *testing.T) {
 		{"at the run's end", 22, 30, 1 << 20, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := c.Read(k0, tc.from, tc.end, tc.limit, nil)
+			got := read(c, k0, tc.from, tc.end, tc.limit, nil)
 			if len(got) != len(tc.bases) {
 				t.Fatalf("read %d batches, want %d", len(got), len(tc.bases))
 			}
@@ -125,7 +132,7 @@ func TestReadFindsTheBatchHoldingTheOffset(t *testing.T) {
 			}
 		})
 	}
-	if other := c.Read(Key{Stream: "s", Topic: "t", Partition: 1}, 10, 22, 1<<20, nil); len(other) != 0 {
+	if other := read(c, Key{Stream: "s", Topic: "t", Partition: 1}, 10, 22, 1<<20, nil); len(other) != 0 {
 		t.Error("another partition read k0's batches")
 	}
 }
@@ -142,18 +149,18 @@ func TestGapRestartsTheRun(t *testing.T) {
 	put(5)
 	// A native Iggy client wrote offsets 10-12: the next confirmed write starts at 13.
 	put(13)
-	if got := c.Read(k0, 10, 18, 1<<20, nil); len(got) != 0 {
+	if got := read(c, k0, 10, 18, 1<<20, nil); len(got) != 0 {
 		t.Fatal("served offsets another writer wrote")
 	}
-	if got := c.Read(k0, 0, 18, 1<<20, nil); len(got) != 0 {
+	if got := read(c, k0, 0, 18, 1<<20, nil); len(got) != 0 {
 		t.Fatal("kept the run before the gap: a read could cross it")
 	}
-	if got := c.Read(k0, 14, 18, 1<<20, nil); len(got) != 1 || decode(t, got[0]).FirstOffset != 13 {
+	if got := read(c, k0, 14, 18, 1<<20, nil); len(got) != 1 || decode(t, got[0]).FirstOffset != 13 {
 		t.Fatal("the new run is not served")
 	}
 	// Confirmations out of order (an earlier offset after a later one) restart it too.
 	put(3)
-	if got := c.Read(k0, 13, 18, 1<<20, nil); len(got) != 0 {
+	if got := read(c, k0, 13, 18, 1<<20, nil); len(got) != 0 {
 		t.Fatal("run kept across an out-of-order write")
 	}
 	if s := c.Stats(); s.Resets != 2 || s.Batches != 1 {
@@ -176,13 +183,13 @@ func TestEvictionKeepsWithinTheBudget(t *testing.T) {
 		}
 	}
 	// The three newest batches remain: k1's [4,6), k0's and k1's [6,8).
-	if got := c.Read(k0, 6, 8, 1<<20, nil); len(got) != 1 {
+	if got := read(c, k0, 6, 8, 1<<20, nil); len(got) != 1 {
 		t.Error("newest batch of k0 evicted")
 	}
-	if got := c.Read(k0, 4, 8, 1<<20, nil); len(got) != 0 {
+	if got := read(c, k0, 4, 8, 1<<20, nil); len(got) != 0 {
 		t.Error("older batch of k0 kept")
 	}
-	if got := c.Read(k1, 4, 8, 1<<20, nil); len(got) != 2 {
+	if got := read(c, k1, 4, 8, 1<<20, nil); len(got) != 2 {
 		t.Errorf("k1 read %d batches, want 2", len(got))
 	}
 	if s := c.Stats(); s.Batches != 3 || s.Evictions != 5 || s.Bytes != 3*size {
@@ -192,7 +199,7 @@ func TestEvictionKeepsWithinTheBudget(t *testing.T) {
 	if err := c.Put(k1, c.Generation(), 8, producerBatch(t, 40, 100, -1, -1), -1); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Read(k1, 4, 48, 1<<20, nil); len(got) != 0 {
+	if got := read(c, k1, 4, 48, 1<<20, nil); len(got) != 0 {
 		t.Error("run kept past a batch that was not cached")
 	}
 }
@@ -207,19 +214,19 @@ func TestInvalidation(t *testing.T) {
 		}
 	}
 	c.Invalidate(k0)
-	if len(c.Read(k0, 0, 2, 1<<20, nil)) != 0 || len(c.Read(k1, 0, 2, 1<<20, nil)) != 1 {
+	if len(read(c, k0, 0, 2, 1<<20, nil)) != 0 || len(read(c, k1, 0, 2, 1<<20, nil)) != 1 {
 		t.Fatal("Invalidate(k0) did not forget k0 alone")
 	}
 	gen := c.Generation() // a write starts...
 	c.InvalidateTopic("s", "t")
-	if len(c.Read(k1, 0, 2, 1<<20, nil)) != 0 || len(c.Read(other, 0, 2, 1<<20, nil)) != 1 {
+	if len(read(c, k1, 0, 2, 1<<20, nil)) != 0 || len(read(c, other, 0, 2, 1<<20, nil)) != 1 {
 		t.Fatal("InvalidateTopic did not forget that topic alone")
 	}
 	// ...and is confirmed after the invalidation: it may have gone to the deleted topic.
 	if err := c.Put(k1, gen, 2, producerBatch(t, 2, 8, -1, -1), -1); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Read(k1, 2, 4, 1<<20, nil)) != 0 {
+	if len(read(c, k1, 2, 4, 1<<20, nil)) != 0 {
 		t.Fatal("a write begun before an invalidation was cached")
 	}
 	if s := c.Stats(); s.Bytes != len(producerBatch(t, 2, 8, -1, -1)) || s.Batches != 1 {
@@ -256,6 +263,31 @@ func TestPutRefusesBatchesItCannotPlace(t *testing.T) {
 	}
 }
 
+// Batches held by a reader keep their bytes while the cache evicts them and reuses memory.
+func TestHeldBatchesOutliveEviction(t *testing.T) {
+	batch := producerBatch(t, 200, 1024, -1, -1) // pooled: larger than the smallest class
+	c := New(len(batch) * 2)
+	if err := c.Put(k0, 0, 0, batch, -1); err != nil {
+		t.Fatal(err)
+	}
+	views, h := c.Read(k0, 0, 200, 1<<30, nil)
+	want := append([]byte(nil), views[0]...)
+	for i := range 20 {
+		other := producerBatch(t, 200, 1024, int64(i), 0) // different bytes
+		if err := c.Put(Key{Partition: 9}, 0, uint64(i)*200, other, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := c.Stats(); s.Batches > 2 || len(read(c, k0, 0, 200, 1<<30, nil)) != 0 {
+		t.Fatalf("the held batch was not evicted from the cache: %+v", s)
+	}
+	if !bytes.Equal(views[0], want) {
+		t.Fatal("a held batch changed after its eviction")
+	}
+	h.Release()
+	h.Release() // idempotent
+}
+
 func TestNilCacheIsOff(t *testing.T) {
 	var c *Cache = New(0)
 	if c != nil {
@@ -264,7 +296,7 @@ func TestNilCacheIsOff(t *testing.T) {
 	if err := c.Put(k0, c.Generation(), 0, producerBatch(t, 1, 8, -1, -1), -1); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Read(k0, 0, 1, 1<<20, nil)) != 0 {
+	if len(read(c, k0, 0, 1, 1<<20, nil)) != 0 {
 		t.Fatal("an off cache found a batch")
 	}
 	c.Invalidate(k0)
@@ -296,6 +328,8 @@ func BenchmarkRead(b *testing.B) {
 	dst := make([][]byte, 0, 128)
 	b.ReportAllocs()
 	for i := range b.N {
-		dst = c.Read(k0, uint64(i%9000), 10000, 1<<20, dst[:0])
+		var h Hold
+		dst, h = c.Read(k0, uint64(i%9000), 10000, 1<<20, dst[:0])
+		h.Release()
 	}
 }
