@@ -34,6 +34,7 @@ type bench struct {
 	buildDir string
 
 	gwTopic, directTopic string
+	kafka                *kafkaBroker // nil without --kafka-addr
 	// batches is the record count of each batch franz-go wrote in the gateway produce leg, per
 	// lane (producer*partitions + partition), as franz-go reported them (batches of concurrent
 	// requests may be reported out of order): the direct leg sends batches of the same sizes.
@@ -68,6 +69,11 @@ func (b *bench) start(ctx context.Context) error {
 	}
 	if o.Gateway {
 		if err := b.startGateway(ctx); err != nil {
+			return err
+		}
+	}
+	if o.KafkaAddr != "" {
+		if b.kafka, err = dialKafka(ctx, o.KafkaAddr); err != nil {
 			return err
 		}
 	}
@@ -129,6 +135,9 @@ func (b *bench) createTopics(ctx context.Context) error {
 			return fmt.Errorf("create topic %q: %w", name, err)
 		}
 	}
+	if b.kafka != nil {
+		return b.kafka.createTopic(ctx, "load-"+run+"-kafka", b.o.Partitions)
+	}
 	return nil
 }
 
@@ -147,6 +156,9 @@ func (b *bench) deleteTopics() error {
 		}
 	}
 	b.gwTopic, b.directTopic = "", ""
+	if b.kafka != nil {
+		errs = append(errs, b.kafka.deleteTopic(ctx))
+	}
 	return errors.Join(errs...)
 }
 
@@ -172,6 +184,9 @@ func (b *bench) close() error {
 	if b.iggy != nil {
 		errs = append(errs, b.deleteTopics())
 		b.iggy.Close()
+	}
+	if b.kafka != nil {
+		b.kafka.close()
 	}
 	if b.gw != nil {
 		if err := b.gw.Stop(); err != nil {
@@ -232,14 +247,18 @@ func (r *legResult) rate() (recs, mb float64) {
 func (b *bench) measure(ctx context.Context, n int, l leg) *legResult {
 	fmt.Fprintf(b.progress, "  %s\n", l.name)
 	r := newLegResult(l.name)
-	gw := l.viaGateway && b.gwPID != 0
+	pid := b.gwPID // the server whose CPU and RSS are measured
+	if l.viaKafka {
+		pid = b.o.KafkaPID
+	}
+	gw := (l.viaGateway || l.viaKafka) && pid != 0
 	var cpu0 time.Duration
 	if gw {
-		if err := resetPeakRSS(b.gwPID); err != nil {
+		if err := resetPeakRSS(pid); err != nil {
 			fmt.Fprintf(b.progress, "  cannot reset the gateway's peak RSS (%v): the figure covers the whole run so far\n", err)
 		}
 		var err error
-		if cpu0, err = procCPU(b.gwPID); err != nil {
+		if cpu0, err = procCPU(pid); err != nil {
 			fmt.Fprintf(b.progress, "  gateway CPU not measured: %v\n", err)
 			gw = false
 		}
@@ -255,8 +274,8 @@ func (b *bench) measure(ctx context.Context, n int, l leg) *legResult {
 	r.Err = l.run(ctx, r)
 	r.ToolCPU = selfCPU() - self0
 	if gw {
-		cpu1, err1 := procCPU(b.gwPID)
-		rss, err2 := childproc.PeakRSS(b.gwPID)
+		cpu1, err1 := procCPU(pid)
+		rss, err2 := childproc.PeakRSS(pid)
 		if err := errors.Join(err1, err2); err != nil {
 			fmt.Fprintf(b.progress, "  gateway CPU/RSS not measured: %v\n", err)
 		} else {

@@ -55,12 +55,15 @@ const (
 	legProduceDirect  = "produce direct"
 	legConsumeGateway = "consume gateway"
 	legConsumeDirect  = "consume direct"
+	legProduceKafka   = "produce kafka"
+	legConsumeKafka   = "consume kafka"
 )
 
 // leg is one step of a round.
 type leg struct {
 	name       string
 	viaGateway bool
+	viaKafka   bool // the leg goes through the broker at --kafka-addr
 	run        func(context.Context, *legResult) error
 }
 
@@ -78,16 +81,22 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 	res := &result{Options: *o, Iggy: b.describeIggy(), IggyInProcess: b.mem != nil, Gateway: b.describeGateway(), LoadBefore: loadAverage()}
 	var legs []leg
 	if o.Gateway {
-		legs = append(legs, leg{legProduceGateway, true, b.produceGateway})
+		legs = append(legs, leg{name: legProduceGateway, viaGateway: true, run: b.produceGateway})
 	}
 	if o.Direct {
-		legs = append(legs, leg{legProduceDirect, false, b.produceDirect})
+		legs = append(legs, leg{name: legProduceDirect, run: b.produceDirect})
+	}
+	if o.KafkaAddr != "" {
+		legs = append(legs, leg{name: legProduceKafka, viaKafka: true, run: b.produceKafka})
 	}
 	if o.Gateway {
-		legs = append(legs, leg{legConsumeGateway, true, b.consumeGateway})
+		legs = append(legs, leg{name: legConsumeGateway, viaGateway: true, run: b.consumeGateway})
 	}
 	if o.Direct {
-		legs = append(legs, leg{legConsumeDirect, false, b.consumeDirect})
+		legs = append(legs, leg{name: legConsumeDirect, run: b.consumeDirect})
+	}
+	if o.KafkaAddr != "" {
+		legs = append(legs, leg{name: legConsumeKafka, viaKafka: true, run: b.consumeKafka})
 	}
 	var roundErrs []error
 	for i := range o.Rounds {

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 )
 
 // needGateway skips tests that build and start the gateway in -short runs, as the end-to-end
@@ -140,6 +142,59 @@ func TestConsumersReportBadRecords(t *testing.T) {
 		}
 		if r.Verify == nil || r.Verify.Valid != o.Records || r.Verify.Consumed != o.Records+2 {
 			t.Errorf("%s: verification %+v", path.topic, r.Verify)
+		}
+	}
+}
+
+// TestCompareKafkaLegs runs the franz-go legs against a second Kafka API server as well (a
+// gateway over its own in-memory Iggy server stands in for a Kafka broker: the legs only use
+// the Kafka protocol and admin API) and checks they ran, verified, were measured and are
+// compared in the report.
+func TestCompareKafkaLegs(t *testing.T) {
+	needGateway(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := tinyOptions()
+	o.Direct = false
+	var err error
+	if o.GatewayBin, err = buildGateway(ctx, t.TempDir(), false); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms.Close()
+	broker, err := startGateway(ctx, o.GatewayBin, childproc.Iggy{Addr: ms.Addr(), Username: "iggy", Password: "iggy", Stream: "kafka"}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Stop()
+	o.KafkaAddr, o.KafkaPID = broker.Addr, broker.PID()
+
+	res, err := compare(ctx, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	printReport(&out, res)
+	if !res.ok() {
+		t.Fatalf("comparison failed:\n%s", out.String())
+	}
+	for _, name := range []string{legProduceKafka, legConsumeKafka} {
+		for i, l := range res.leg(name) {
+			if l.Records != int64(o.Records) || !l.GatewayMeasured || l.GatewayPeakRSS <= 0 {
+				t.Errorf("%s round %d: %d records, server measured %v", name, i+1, l.Records, l.GatewayMeasured)
+			}
+			if name == legConsumeKafka && (l.Verify == nil || l.Verify.Valid != o.Records) {
+				t.Errorf("%s round %d: verification %+v", name, i+1, l.Verify)
+			}
+		}
+	}
+	// (Server CPU is not compared here: a tiny load takes less than /proc's 10 ms resolution.)
+	for _, want := range []string{"gateway/kafka produce rate", "gateway/kafka consume rate"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report without %q:\n%s", want, out.String())
 		}
 	}
 }

@@ -33,6 +33,22 @@ func (b *bench) consumeGateway(ctx context.Context, r *legResult) error {
 	if err != nil {
 		return err
 	}
+	return b.consumeFranz(ctx, r, b.gwAddr, b.gwTopic, ends)
+}
+
+// consumeKafka reads the Kafka broker's topic back as consumeGateway does, up to the end
+// offsets the broker reports.
+func (b *bench) consumeKafka(ctx context.Context, r *legResult) error {
+	ends, err := b.kafka.endOffsets(ctx, b.o.Partitions)
+	if err != nil {
+		return err
+	}
+	return b.consumeFranz(ctx, r, b.kafka.addr, b.kafka.topic, ends)
+}
+
+// consumeFranz reads topic at addr from offset 0 up to ends with one franz-go client,
+// verifying every record.
+func (b *bench) consumeFranz(ctx context.Context, r *legResult, addr, topic string, ends []int64) error {
 	offsets := map[int32]kgo.Offset{}
 	for p, end := range ends {
 		if end > 0 {
@@ -44,15 +60,15 @@ func (b *bench) consumeGateway(ctx context.Context, r *legResult) error {
 		rep := v.report()
 		r.Verify = &rep
 	}()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.gwAddr),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{b.gwTopic: offsets}),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
 		kgo.FetchMaxPartitionBytes(int32(min(b.o.FetchPartitionBytes, 1<<30))),
 		kgo.WithHooks(fetchHooks{r.Requests}))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	if err := checkTopic(ctx, cl, b.gwTopic, b.o.Partitions); err != nil {
+	if err := checkTopic(ctx, cl, topic, b.o.Partitions); err != nil {
 		return err
 	}
 
@@ -70,7 +86,7 @@ func (b *bench) consumeGateway(ctx context.Context, r *legResult) error {
 			return err
 		}
 		if fetches.NumRecords() == 0 {
-			return fmt.Errorf("no records through the gateway for %s; %s", b.o.StallTimeout, progress(next, ends))
+			return fmt.Errorf("no records from %s for %s; %s", addr, b.o.StallTimeout, progress(next, ends))
 		}
 		fetches.EachRecord(func(rec *kgo.Record) {
 			p := int(rec.Partition)
@@ -94,7 +110,7 @@ func fetchError(fetches kgo.Fetches) error {
 		if errors.Is(fe.Err, context.DeadlineExceeded) {
 			continue
 		}
-		return fmt.Errorf("fetch %s[%d] through the gateway: %w", fe.Topic, fe.Partition, fe.Err)
+		return fmt.Errorf("fetch %s[%d]: %w", fe.Topic, fe.Partition, fe.Err)
 	}
 	return nil
 }

@@ -38,6 +38,10 @@ type Options struct {
 	GatewayBin                           string // prebuilt gateway binary to start
 	GatewayEnv                           []string
 	ProfileDir                           string // CPU profiles of the started gateway go here
+	// KafkaAddr is a Kafka broker the gateway's franz-go legs also run against ("kafka"
+	// legs); empty: none. KafkaPID is its process, for its CPU and RSS figures.
+	KafkaAddr string
+	KafkaPID  int
 
 	// TopicFlush is the flush mode of the test topics (docs/DURABILITY.md), as the gateway
 	// would create them.
@@ -96,6 +100,8 @@ func parseOptions(args []string, stderr io.Writer) (*Options, error) {
 		o.GatewayEnv = append(o.GatewayEnv, s)
 		return nil
 	})
+	fs.StringVar(&o.KafkaAddr, "kafka-addr", "", "also run the franz-go legs against the Kafka broker at this address (topics created through its admin API)")
+	fs.IntVar(&o.KafkaPID, "kafka-pid", 0, "process id of the broker at --kafka-addr, for its CPU and RSS figures")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write CPU profiles of the started gateway's produce and consume legs to this directory")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "fail a leg that makes no progress for this long")
 	fs.BoolVar(&o.KeepTopics, "keep-topics", false, "do not delete the test topics at the end")
@@ -158,6 +164,8 @@ func (o *Options) validate() error {
 		return errors.New("--stall-timeout must be positive")
 	case o.GatewayPID != 0 && o.GatewayAddr == "":
 		return errors.New("--gateway-pid needs --gateway-addr")
+	case o.KafkaPID != 0 && o.KafkaAddr == "":
+		return errors.New("--kafka-pid needs --kafka-addr")
 	case o.ProfileDir != "" && o.GatewayAddr != "":
 		return errors.New("--profile-dir needs a gateway started by the tool (no --gateway-addr)")
 	case o.GatewayAddr == "" && o.GatewayBin != "" && o.ProfileDir != "":

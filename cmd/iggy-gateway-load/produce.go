@@ -56,8 +56,19 @@ func (h *produceHooks) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, par
 }
 
 // produceGateway writes every record through the gateway: one franz-go client per producer,
-// each record to the partition the layout gives it.
+// each record to the partition the layout gives it. The direct leg replays its batch sizes.
 func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
+	return b.produceFranz(ctx, r, b.gwAddr, b.gwTopic, true)
+}
+
+// produceKafka writes the same records to the Kafka broker, as produceGateway does.
+func (b *bench) produceKafka(ctx context.Context, r *legResult) error {
+	return b.produceFranz(ctx, r, b.kafka.addr, b.kafka.topic, false)
+}
+
+// produceFranz writes every record to topic at addr with franz-go; with keepBatches the batch
+// sizes franz-go cut are kept for the direct leg.
+func (b *bench) produceFranz(ctx context.Context, r *legResult, addr, topic string, keepBatches bool) error {
 	o := b.o
 	hooks := make([]*produceHooks, o.Producers)
 	clients := make([]*kgo.Client, o.Producers)
@@ -70,13 +81,13 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 	}()
 	for j := range clients {
 		hooks[j] = &produceHooks{requests: r.Requests, batches: map[int32][]int{}}
-		opts := append(o.producerOpts(), kgo.SeedBrokers(b.gwAddr), kgo.WithHooks(hooks[j]))
+		opts := append(o.producerOpts(), kgo.SeedBrokers(addr), kgo.WithHooks(hooks[j]))
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return err
 		}
 		clients[j] = cl
-		if err := checkTopic(ctx, cl, b.gwTopic, o.Partitions); err != nil {
+		if err := checkTopic(ctx, cl, topic, o.Partitions); err != nil {
 			return err
 		}
 	}
@@ -94,7 +105,7 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 				vp := pool.Get().(*[]byte)
 				v := *vp
 				fillValue(v, seq)
-				rec := &kgo.Record{Topic: b.gwTopic, Partition: int32(b.l.partition(seq)), Value: v}
+				rec := &kgo.Record{Topic: topic, Partition: int32(b.l.partition(seq)), Value: v}
 				t0 := time.Now()
 				cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 					r.RecordLatency.add(time.Since(t0))
@@ -112,14 +123,17 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 	wg.Wait()
 	r.Elapsed = time.Since(start)
 
-	b.batches = make([][]int, o.Producers*o.Partitions)
+	batches := make([][]int, o.Producers*o.Partitions)
+	if keepBatches {
+		b.batches = batches
+	}
 	var raw, wire int64
 	var nBatches int
 	for j, h := range hooks {
 		h.wait(int(b.l.produced(j)), 5*time.Second)
 		h.mu.Lock()
 		for p, sizes := range h.batches {
-			b.batches[j*o.Partitions+int(p)] = sizes
+			batches[j*o.Partitions+int(p)] = sizes
 			nBatches += len(sizes)
 		}
 		raw, wire = raw+h.raw, wire+h.wire
@@ -147,14 +161,14 @@ func checkTopic(ctx context.Context, cl *kgo.Client, topic string, partitions in
 	req.Topics = append(req.Topics, rt)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return fmt.Errorf("metadata for %q through the gateway: %w", topic, err)
+		return fmt.Errorf("metadata for %q: %w", topic, err)
 	}
 	if len(resp.Topics) != 1 {
-		return fmt.Errorf("metadata for %q through the gateway: %d topics in the answer", topic, len(resp.Topics))
+		return fmt.Errorf("metadata for %q: %d topics in the answer", topic, len(resp.Topics))
 	}
 	t := resp.Topics[0]
 	if t.ErrorCode != 0 || len(t.Partitions) != partitions {
-		return fmt.Errorf("metadata for %q through the gateway: error code %d, %d partitions (want %d)", topic, t.ErrorCode, len(t.Partitions), partitions)
+		return fmt.Errorf("metadata for %q: error code %d, %d partitions (want %d)", topic, t.ErrorCode, len(t.Partitions), partitions)
 	}
 	return nil
 }

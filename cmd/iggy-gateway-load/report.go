@@ -132,7 +132,8 @@ func printReport(w io.Writer, r *result) {
 	}
 	sums := map[string]legSummary{}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "leg\trecords/s\tMB/s\treq p50\treq p99\treq p999\trecs/req\tgw CPU s/GB\tgw peak RSS\ttool CPU s/GB\t")
+	// srv: the gateway in gateway legs, the Kafka broker in kafka legs (when their pids are known).
+	fmt.Fprintln(tw, "leg\trecords/s\tMB/s\treq p50\treq p99\treq p999\trecs/req\tsrv CPU s/GB\tsrv peak RSS\ttool CPU s/GB\t")
 	for _, name := range names {
 		s := summarize(name, r.leg(name))
 		sums[name] = s
@@ -158,17 +159,21 @@ func printReport(w io.Writer, r *result) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
-	for _, pair := range [][2]string{{legProduceGateway, legProduceDirect}, {legConsumeGateway, legConsumeDirect}} {
+	for _, pair := range [][2]string{{legProduceGateway, legProduceDirect}, {legConsumeGateway, legConsumeDirect}, {legProduceGateway, legProduceKafka}, {legConsumeGateway, legConsumeKafka}} {
 		if _, ok := sums[pair[0]]; !ok {
 			continue
 		}
 		if _, ok := sums[pair[1]]; !ok {
 			continue
 		}
-		what := strings.Fields(pair[0])[0]
+		what, other := strings.Fields(pair[0])[0], strings.Fields(pair[1])[1]
 		rs := ratios(r, pair[0], pair[1])
 		if len(rs) == 0 {
-			fmt.Fprintf(w, "gateway/direct %s rate: not comparable (legs failed)\n", what)
+			fmt.Fprintf(w, "gateway/%s %s rate: not comparable (legs failed)\n", other, what)
+			continue
+		}
+		if other == "kafka" {
+			printKafkaRatio(w, rs, sums[pair[0]], sums[pair[1]], what)
 			continue
 		}
 		m := median(rs)
@@ -212,6 +217,20 @@ func printReport(w io.Writer, r *result) {
 }
 
 // ms formats a latency in milliseconds; "-" when nothing was measured.
+// printKafkaRatio prints the gateway/Kafka rate of each round and, when both servers were
+// measured, their CPU per GB.
+func printKafkaRatio(w io.Writer, rs []float64, g, k legSummary, what string) {
+	each := make([]string, len(rs))
+	for i, x := range rs {
+		each[i] = fmt.Sprintf("%.2f", x)
+	}
+	fmt.Fprintf(w, "gateway/kafka %s rate: %.2f median of rounds [%s]\n", what, median(rs), strings.Join(each, " "))
+	if g.GatewayCPUPerGB >= 0 && k.GatewayCPUPerGB > 0 {
+		fmt.Fprintf(w, "  server CPU s/GB: gateway %.2f, Kafka broker %.2f (gateway/kafka %.2f; an Iggy server outside this process is not counted)\n",
+			g.GatewayCPUPerGB, k.GatewayCPUPerGB, g.GatewayCPUPerGB/k.GatewayCPUPerGB)
+	}
+}
+
 func ms(d time.Duration) string {
 	if d == 0 {
 		return "-"

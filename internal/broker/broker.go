@@ -18,6 +18,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
@@ -66,10 +67,11 @@ type Broker struct {
 	topics    *topicmap.Cache
 	producers *producers.Allocator
 	authn     *auth.Authenticator
-	authz     *authz.Cache    // identified users' permissions; nil without the bridge
-	data      dataPlane       // Produce/Fetch/ListOffsets state (partitions.go)
-	idem      producerStates  // idempotent producers' state per partition (idempotence.go)
-	reader    partitionReader // Fetch's reads of stored messages (fetch.go)
+	authz     *authz.Cache     // identified users' permissions; nil without the bridge
+	data      dataPlane        // Produce/Fetch/ListOffsets state (partitions.go)
+	idem      producerStates   // idempotent producers' state per partition (idempotence.go)
+	reader    partitionReader  // Fetch's reads of stored messages (fetch.go)
+	tail      *tailcache.Cache // recently written batches (tail.go); nil when off
 	groups    groupState
 	epochs    leaderEpochs // per-partition leader epochs (epochs.go)
 
@@ -134,6 +136,7 @@ func New(opts Options) (*Broker, error) {
 	if b.dataObserver == nil {
 		b.dataObserver = nopDataObserver{}
 	}
+	b.tail = tailcache.New(cfg.TailCacheBytes)
 	b.placement = opts.Placement
 	if b.placement == nil {
 		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}

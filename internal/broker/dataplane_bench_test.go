@@ -42,7 +42,7 @@ type benchEnv struct {
 	cc *listener.ConnContext
 }
 
-func newBenchEnv(tb testing.TB) *benchEnv {
+func newBenchEnv(tb testing.TB, env ...string) *benchEnv {
 	tb.Helper()
 	ms, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
 	if err != nil {
@@ -59,7 +59,7 @@ func newBenchEnv(tb testing.TB) *benchEnv {
 	if _, err := cl.CreateStream(ctx, "kafka"); err != nil {
 		tb.Fatal(err)
 	}
-	cfg, err := config.Load(nil, []string{"IGGY_KAFKA_BIND_ADDR=127.0.0.1:0"})
+	cfg, err := config.Load(nil, append([]string{"IGGY_KAFKA_BIND_ADDR=127.0.0.1:0"}, env...))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -177,9 +177,15 @@ func BenchmarkProduce(b *testing.B) {
 }
 
 // BenchmarkFetch is one Fetch request reading 1 MiB from each of 4 partitions from offset 0,
-// as franz-go asks by default (partition_max_bytes 1 MiB).
+// as franz-go asks by default (partition_max_bytes 1 MiB), read from Iggy or served from the
+// tail cache.
 func BenchmarkFetch(b *testing.B) {
-	e := newBenchEnv(b)
+	b.Run("iggy", func(b *testing.B) { benchFetch(b, "IGGY_KAFKA_TAIL_CACHE_BYTES=0") })
+	b.Run("cached", func(b *testing.B) { benchFetch(b) })
+}
+
+func benchFetch(b *testing.B, env ...string) {
+	e := newBenchEnv(b, env...)
 	e.topic(b, "fetch")
 	benchCheckProduce(b, e.serve(b, benchProduceReq("fetch", benchBatch(b, false))))
 	benchCheckProduce(b, e.serve(b, benchProduceReq("fetch", benchBatch(b, false))))

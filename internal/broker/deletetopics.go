@@ -74,6 +74,7 @@ func (b *Broker) deleteOneTopic(ctx context.Context, cc *listener.ConnContext, n
 	t := b.topics.Map().Resolve(name)
 	err := b.storage(cc).DeleteTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	b.topics.Invalidate(name)
+	b.tail.InvalidateTopic(t.Stream, t.Topic) // also on error: the topic may be gone
 	if err != nil {
 		return b.logAdminError(cc, "delete topic", name, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -62,6 +63,7 @@ var noRecords = []byte{}
 // fetchPart is one requested partition.
 type fetchPart struct {
 	key      partKey
+	topic    string     // the Kafka topic
 	st       *partState // set once Iggy confirmed the partition (resolveFetch)
 	out      *kmsg.FetchResponseTopicPartition
 	offset   int64
@@ -73,6 +75,11 @@ type fetchPart struct {
 	buf []byte
 	// rules are the topic's stored configs that Fetch honours (set by resolveFetch).
 	rules topicRules
+	// known: the partition's offsets are what the gateway already knew (resolveKnown), not
+	// a read of Iggy's, so they say nothing new about truncation.
+	known bool
+	// hold keeps the tail cache's batch out.RecordBatches points to (tail.go).
+	hold tailcache.Hold
 }
 
 // fetchTopic is one requested topic and its partitions (a range of fetchRequest.parts).
@@ -140,6 +147,7 @@ func (fp *fetchPart) dropRecords() {
 		bufpool.Put(fp.buf)
 		fp.buf = nil
 	}
+	fp.hold.Release()
 }
 
 // fetchSizeHint is a little more than the encoded size of resp: its records plus a generous
@@ -198,7 +206,7 @@ func (b *Broker) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 		for j := range rt.Partitions {
 			rp := &rt.Partitions[j]
 			t.Partitions[j] = kmsg.NewFetchResponseTopicPartition()
-			fp := fetchPart{out: &t.Partitions[j], offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), epoch: rp.CurrentLeaderEpoch}
+			fp := fetchPart{topic: rt.Topic, out: &t.Partitions[j], offset: rp.FetchOffset, maxBytes: int(rp.PartitionMaxBytes), epoch: rp.CurrentLeaderEpoch}
 			fp.out.Partition = rp.Partition
 			fp.fail(0) // no offsets until read
 			switch {
@@ -266,11 +274,16 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 			errored = errored || len(parts) > 0
 			continue
 		}
+		if known, ok := b.resolveKnown(ctx, ft.kafka, parts); ok {
+			reads = append(reads, known...)
+			continue
+		}
 		topic, err := b.storage(f.cc).GetTopic(ctx, iggy.Name(ft.target.Stream), iggy.Name(ft.target.Topic))
 		if err != nil {
 			code := fetchErrorCode(dataErrorCode(err, false))
 			if isNotFound(err) {
 				b.topics.Invalidate(ft.kafka)
+				b.tail.InvalidateTopic(ft.target.Stream, ft.target.Topic)
 			} else {
 				b.warnIggy(ctx, "fetch: topic read failed", "conn", f.cc.ID, "topic", ft.kafka, "kafka_error", code, "err", err)
 			}
@@ -295,10 +308,37 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 				continue
 			}
 			fp.st = b.data.part(fp.key) // only now: Iggy confirmed the partition exists
+			fp.st.noteTopic(topic.ID)
 			reads = append(reads, partRead{fp: fp, ip: *ip})
 		}
 	}
 	return reads, errored
+}
+
+// resolveKnown returns the reads of a topic's partitions without asking Iggy for its offsets
+// when every one of them is behind the high watermark the gateway already knows (from its
+// writes, polls and probes): a consumer catching up reads what is known to be there, and
+// one at the known end asks Iggy, which also notices native writes and a deleted topic. The
+// topic's stored rules (log start, timestamp type) apply as after a GetTopic.
+func (b *Broker) resolveKnown(ctx context.Context, kafka string, parts []fetchPart) ([]partRead, bool) {
+	reads := make([]partRead, 0, len(parts))
+	for i := range parts {
+		fp := &parts[i]
+		if fp.final {
+			return nil, false
+		}
+		st := b.data.known(fp.key)
+		if st == nil {
+			return nil, false
+		}
+		ip, topicID, ok := st.knownPartition(fp.key.Partition)
+		if !ok || fp.offset < 0 || uint64(fp.offset) >= highWatermark(&ip) {
+			return nil, false
+		}
+		fp.st, fp.rules, fp.known = st, b.rulesOf(ctx, kafka, topicID), true
+		reads = append(reads, partRead{fp: fp, ip: ip})
+	}
+	return reads, true
 }
 
 // fitsTogether reports whether every partition can be read up to its own limit without the
@@ -379,11 +419,13 @@ func allFinal(parts []fetchPart) bool {
 // first record is returned whatever its size. It returns the partition's Kafka code.
 func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mapping.BatchEncoder, fp *fetchPart, ip *iggy.Partition, remaining int, minOne bool) int16 {
 	fp.dropRecords() // what an earlier read of this request found is superseded
-	ip, err := b.readOffsets(ctx, b.storage(f.cc), fp.key, fp.st, ip)
-	if err != nil {
-		code := fetchErrorCode(dataErrorCode(err, false))
-		b.log.Warn("fetch: offsets read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
-		return code
+	if !fp.known {
+		var err error
+		if ip, err = b.readOffsets(ctx, b.storage(f.cc), fp.key, fp.st, ip); err != nil {
+			code := fetchErrorCode(dataErrorCode(err, false))
+			b.log.Warn("fetch: offsets read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
+			return code
+		}
 	}
 	// The epoch is checked before the offset, as Kafka does: a consumer behind a truncation
 	// learns of the new epoch and validates its position (KIP-320) instead of being told
@@ -415,6 +457,9 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 		hw = min(hw, next)
 	}
 	r := readRange{cc: f.cc, key: fp.key, st: fp.st, from: uint64(fp.offset), hw: hw, limit: limit}
+	if b.serveTail(fp, &r, minOne) {
+		return 0
+	}
 	r.size, r.sizeKnown = fp.st.recentSize(), true
 	if r.size == 0 {
 		r.size, r.sizeKnown = max(storedSize(ip), 1), false

@@ -81,7 +81,14 @@ func fetchResponse(resp kmsg.Response) *kmsg.FetchResponse {
 // fetchedRecords decodes a partition's record batches.
 func fetchedRecords(t *testing.T, p *kmsg.FetchResponseTopicPartition) []kgo.Record {
 	t.Helper()
-	out, err := decodeFetched(p)
+	return fetchedFrom(t, p, 0)
+}
+
+// fetchedFrom decodes a partition's records from offset on, as a client fetching from offset
+// does: a batch may begin before it (those from the tail cache do).
+func fetchedFrom(t *testing.T, p *kmsg.FetchResponseTopicPartition, offset int64) []kgo.Record {
+	t.Helper()
+	out, err := decodeFetched(p, offset)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +96,8 @@ func fetchedRecords(t *testing.T, p *kmsg.FetchResponseTopicPartition) []kgo.Rec
 }
 
 // decodeFetched is fetchedRecords for goroutines other than the test's.
-func decodeFetched(p *kmsg.FetchResponseTopicPartition) ([]kgo.Record, error) {
-	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: "t", Partition: p.Partition}, p, kgo.DefaultDecompressor(), nil)
+func decodeFetched(p *kmsg.FetchResponseTopicPartition, offset int64) ([]kgo.Record, error) {
+	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: "t", Partition: p.Partition, Offset: offset}, p, kgo.DefaultDecompressor(), nil)
 	if fp.Err != nil && p.ErrorCode == 0 {
 		return nil, fmt.Errorf("partition %d: %w", p.Partition, fp.Err)
 	}
@@ -131,7 +138,7 @@ func TestFetchOffsetsAndErrors(t *testing.T) {
 				t.Errorf("v%d %s: last stable %d log start %d", v, name, p.LastStableOffset, p.LogStartOffset)
 			}
 			var got []string
-			for _, r := range fetchedRecords(t, p) {
+			for _, r := range fetchedFrom(t, p, req.Topics[0].Partitions[0].FetchOffset) {
 				got = append(got, string(r.Value))
 			}
 			if fmt.Sprint(got) != fmt.Sprint(wantValues) {
@@ -186,9 +193,20 @@ func TestFetchSessions(t *testing.T) {
 }
 
 // KIP-74: the first partition with data returns its first record whatever the limits; later
-// partitions stay within what max_bytes leaves.
+// partitions stay within what max_bytes leaves. Reads from Iggy build batches record by
+// record; the tail cache serves the producers' batches whole, as Kafka serves its log.
 func TestFetchByteLimits(t *testing.T) {
-	g := startGateway(t, gatewayOpts{bridge: true})
+	for _, mode := range []struct {
+		name   string
+		env    []string
+		cached bool
+	}{{"from Iggy", []string{"IGGY_KAFKA_TAIL_CACHE_BYTES=0"}, false}, {"from the tail cache", nil, true}} {
+		t.Run(mode.name, func(t *testing.T) { testFetchByteLimits(t, mode.env, mode.cached) })
+	}
+}
+
+func testFetchByteLimits(t *testing.T, env []string, cached bool) {
+	g := startGateway(t, gatewayOpts{bridge: true, env: env})
 	g.mkTopic("kafka", "l", 2)
 	big := bytes.Repeat([]byte("x"), 10_000)
 	g.produceValues(t, "l", 0, big, big, big)
@@ -203,21 +221,22 @@ func TestFetchByteLimits(t *testing.T) {
 		return n
 	}
 	// Partitions whose limits fit in max_bytes together are read in parallel, others one
-	// after the other: both must answer alike.
+	// after the other: both must answer alike. A cached batch holds a partition's records
+	// whole (3 and 2 records of 10 kB), and may begin before the fetch offset.
 	tests := []struct {
 		name                  string
 		maxBytes, partitionMB int32
 		offset                int64
 		partitions            []int32
-		want                  []int
+		want, wantCached      []int
 	}{
-		{"everything fits", 1 << 20, 1 << 20, 0, []int32{0, 1}, []int{3, 2}},
-		{"partition limit below one record", 1 << 20, 100, 0, []int32{0, 1}, []int{1, 0}},
-		{"partition limit two records", 1 << 20, 25_000, 0, []int32{0, 1}, []int{2, 2}},
-		{"first non-empty partition after an empty one", 1 << 20, 100, 2, []int32{1, 0}, []int{0, 1}},
-		{"request limit below one record", 100, 1 << 20, 0, []int32{0, 1}, []int{1, 0}},
-		{"request limit spans the partitions", 45_000, 1 << 20, 0, []int32{0, 1}, []int{3, 1}},
-		{"partition limits exactly fill the request", 30_000, 15_000, 0, []int32{0, 1}, []int{1, 1}},
+		{"everything fits", 1 << 20, 1 << 20, 0, []int32{0, 1}, []int{3, 2}, []int{3, 2}},
+		{"partition limit below one record", 1 << 20, 100, 0, []int32{0, 1}, []int{1, 0}, []int{3, 0}},
+		{"partition limit two records", 1 << 20, 25_000, 0, []int32{0, 1}, []int{2, 2}, []int{3, 2}},
+		{"first non-empty partition after an empty one", 1 << 20, 100, 2, []int32{1, 0}, []int{0, 1}, []int{0, 3}},
+		{"request limit below one record", 100, 1 << 20, 0, []int32{0, 1}, []int{1, 0}, []int{3, 0}},
+		{"request limit spans the partitions", 45_000, 1 << 20, 0, []int32{0, 1}, []int{3, 1}, []int{3, 0}},
+		{"partition limits exactly fill the request", 30_000, 15_000, 0, []int32{0, 1}, []int{1, 1}, []int{3, 0}},
 	}
 	for _, tt := range tests {
 		req := fetchPartitionsReq(12, "l", tt.offset, tt.partitions...)
@@ -225,8 +244,12 @@ func TestFetchByteLimits(t *testing.T) {
 		for i := range req.Topics[0].Partitions {
 			req.Topics[0].Partitions[i].PartitionMaxBytes = tt.partitionMB
 		}
-		if got := count(g.fetchResp(t, ctx, req)); fmt.Sprint(got) != fmt.Sprint(tt.want) {
-			t.Errorf("%s: records per partition %v, want %v", tt.name, got, tt.want)
+		want := tt.want
+		if cached {
+			want = tt.wantCached
+		}
+		if got := count(g.fetchResp(t, ctx, req)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: records per partition %v, want %v", tt.name, got, want)
 		}
 	}
 }
@@ -373,8 +396,9 @@ func TestFetchIggyFailures(t *testing.T) {
 	g.mkTopic("kafka", "e", 1)
 	g.produceValues(t, "e", 0, []byte("a"), []byte("b"), []byte("c"))
 	ctx := ctxT(t)
-	code := func() int16 {
-		return g.fetchResp(t, ctx, fetchPartitionsReq(12, "e", 0, 0)).Topics[0].Partitions[0].ErrorCode
+	// Topic reads are made by fetches at the known end of a partition (resolveKnown).
+	code := func(offset int64) int16 {
+		return g.fetchResp(t, ctx, fetchPartitionsReq(12, "e", offset, 0)).Topics[0].Partitions[0].ErrorCode
 	}
 	for _, tt := range []struct {
 		name  string
@@ -395,7 +419,11 @@ func TestFetchIggyFailures(t *testing.T) {
 		}
 		slot.Store(&tt.err)
 		g.expireLogStart("e", 0) // the log start offset comes from a poll too
-		if got := code(); got != tt.want {
+		offset := int64(0)
+		if tt.topic {
+			offset = 3
+		}
+		if got := code(offset); got != tt.want {
 			t.Errorf("%s: code %d, want %d", tt.name, got, tt.want)
 		}
 		slot.Store(nil)
@@ -407,7 +435,7 @@ func TestFetchIggyFailures(t *testing.T) {
 		t.Errorf("offset below the log start: code %d", p.ErrorCode)
 	}
 	resp = g.fetchResp(t, ctx, fetchPartitionsReq(12, "e", 2, 0))
-	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LogStartOffset != 2 || len(fetchedRecords(t, &p)) != 1 {
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LogStartOffset != 2 || len(fetchedFrom(t, &p, 2)) != 1 {
 		t.Errorf("from the log start: %+v", p)
 	}
 }

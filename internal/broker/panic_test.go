@@ -37,7 +37,9 @@ func (p *panickingStorage) SendBatch(ctx context.Context, stream, topic iggy.Ide
 // requests.
 func TestFanOutPanicsAnswerThePartition(t *testing.T) {
 	ps := &panickingStorage{}
-	g := startGateway(t, gatewayOpts{bridge: true, wrap: func(a iggy.API) iggy.API { ps.API = a; return ps }})
+	// The tail cache is off: the records written below would be fetched from it, not polled.
+	g := startGateway(t, gatewayOpts{bridge: true, env: []string{"IGGY_KAFKA_TAIL_CACHE_BYTES=0"},
+		wrap: func(a iggy.API) iggy.API { ps.API = a; return ps }})
 	g.mkTopic("kafka", "p", 2)
 	for p := range int32(2) {
 		g.produceValues(t, "p", p, []byte("before"))

@@ -173,6 +173,10 @@ type partState struct {
 	logStartUntil time.Time // logStart is trusted until then
 	avgSize       int       // bytes of payload and headers per message recently; 0 unknown
 	waiters       map[*waiter]struct{}
+	// topicID is the Iggy id of the partition's topic as last resolved (when topicKnown), so
+	// that a Fetch answered from known offsets finds the topic's stored rules.
+	topicID    uint32
+	topicKnown bool
 }
 
 // waiter is one waiting fetch; it is woken when any partition it watches gets new data.
@@ -210,6 +214,36 @@ func (d *dataPlane) part(k partKey) *partState {
 		d.parts[k] = st
 	}
 	return st
+}
+
+// known returns the state of k when there is one, without creating it.
+func (d *dataPlane) known(k partKey) *partState {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.parts[k]
+	if st != nil {
+		st.lastUse = now
+	}
+	return st
+}
+
+// knownPartition is the partition as last seen or written, in GetTopic's form, and the id of
+// its topic, when both are known.
+func (s *partState) knownPartition(id uint32) (iggy.Partition, uint32, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hw == 0 || !s.topicKnown {
+		return iggy.Partition{}, 0, false
+	}
+	return iggy.Partition{ID: id, CurrentOffset: s.hw - 1, MessagesCount: s.hw, SizeBytes: s.sizeBytes}, s.topicID, true
+}
+
+// noteTopic records the Iggy id of the partition's topic.
+func (s *partState) noteTopic(id uint32) {
+	s.mu.Lock()
+	s.topicID, s.topicKnown = id, true
+	s.mu.Unlock()
 }
 
 func (d *dataPlane) now() time.Time {

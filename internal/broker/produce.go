@@ -52,6 +52,11 @@ type producePart struct {
 	producer *producers.Batch
 	// logAppendTime: the topic's message.timestamp.type is LogAppendTime.
 	logAppendTime bool
+	topicID       uint32 // the Iggy topic's id, as resolved for this request
+	// records are the partition's batches as the producer sent them, for the tail cache
+	// (tail.go); nil when their offsets are not consecutive. They alias the request frame:
+	// valid until the handler returns.
+	records []byte
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
@@ -177,7 +182,12 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 					"partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
 				continue
 			}
-			ready = append(ready, producePart{out: out, key: partKey{Target: r.Target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer, logAppendTime: rules.logAppendTime})
+			p := producePart{out: out, key: partKey{Target: r.Target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer,
+				logAppendTime: rules.logAppendTime, topicID: r.TopicID}
+			if conv.consecutive && !rules.logAppendTime { // cached batches keep the producer's timestamps
+				p.records = rt.Partitions[j].Records
+			}
+			ready = append(ready, p)
 		}
 	}
 	release()
@@ -269,6 +279,7 @@ func (b *Broker) send(ctx context.Context, timeout time.Duration, cc *listener.C
 // write sends p's batch to Iggy and fills in its answer: the base offset, or the error code.
 func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext, p *producePart) (base int64, err error) {
 	n, size := p.batch.Len(), p.batch.Size()
+	gen := b.tail.Generation()
 	conf, err := s.SendBatch(ctx, iggy.Name(p.key.Stream), iggy.Name(p.key.Topic), p.key.Partition, p.batch)
 	putBatch(p.batch)
 	p.batch = nil
@@ -282,7 +293,10 @@ func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext,
 		return -1, err
 	}
 	p.out.BaseOffset = int64(conf.BaseOffset)
-	b.data.part(p.key).advance(conf.BaseOffset+uint64(n), size, n)
+	b.cacheWritten(p, gen, conf.BaseOffset)
+	st := b.data.part(p.key)
+	st.noteTopic(p.topicID)
+	st.advance(conf.BaseOffset+uint64(n), size, n)
 	b.dataObserver.Produced(p.kafka, n, size)
 	return p.out.BaseOffset, nil
 }
@@ -309,6 +323,9 @@ type converter struct {
 	enc     mapping.Encoder
 	batches []kbatch.Batch
 	records []kbatch.Records
+	// consecutive: the last converted partition's records have offset deltas 0, 1, 2, … in
+	// each batch, so the batches hold the offsets Iggy assigns (the tail cache needs that).
+	consecutive bool
 }
 
 var converterPool = sync.Pool{New: func() any { return new(converter) }}
@@ -370,8 +387,10 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget, i
 	out.Reset()
 	out.Grow(records, hint)
 	var rec kbatch.Record
+	c.consecutive = true
 	for i := range c.records {
-		for it := c.records[i].Iter(); it.Next(&rec); {
+		for it, delta := c.records[i].Iter(), int32(0); it.Next(&rec); delta++ {
+			c.consecutive = c.consecutive && rec.OffsetDelta == delta
 			var m mapping.Message
 			if prod != nil && out.Len() == 0 {
 				m, err = c.enc.AppendFirst(&rec, w, mapping.Producer{ID: prod.ProducerID, Epoch: prod.Epoch, BaseSequence: prod.FirstSeq, Records: prod.Records})

@@ -45,8 +45,10 @@ func (b *Broker) readOffsets(ctx context.Context, s Storage, k partKey, st *part
 }
 
 // truncated handles a detected truncation of k from log end from back to to: an error log,
-// the metrics hook, and a new leader epoch starting at to.
+// the metrics hook, a new leader epoch starting at to, and the tail cache forgetting the
+// partition (its batches may hold offsets Iggy has handed to other records since).
 func (b *Broker) truncated(ctx context.Context, k partKey, from, to uint64) {
+	b.tail.Invalidate(tailKey(k))
 	if b.onTruncation != nil {
 		b.onTruncation()
 	}

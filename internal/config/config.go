@@ -56,6 +56,9 @@ type Config struct {
 	// ProducerRebuildMessages is how many of a partition's last messages are read to rebuild
 	// its producer state before its first idempotent write (docs/IDEMPOTENCE.md §4).
 	ProducerRebuildMessages int
+	// TailCacheBytes bounds the tail cache of recently written batches (internal/tailcache);
+	// 0 turns it off.
+	TailCacheBytes int
 	// CoordinatorLog is "auto", "true" or "false": whether the gateways share group
 	// coordination through the coordinator log's ownership (docs/DEPLOYMENT.md).
 	CoordinatorLog string

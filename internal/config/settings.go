@@ -105,6 +105,8 @@ var settings = []*setting{
 		func(c *Config) *time.Duration { return &c.ProducerExpiry }),
 	intSetting("PRODUCER_REBUILD_MESSAGES", 10000, 0, 1000000, "how many of a partition's last messages are read, before its first idempotent write after a start, to recognise retries of batches written before the start (0: none)",
 		func(c *Config) *int { return &c.ProducerRebuildMessages }),
+	sizeSettingFrom("TAIL_CACHE_BYTES", 128<<20, 0, "memory for the record batches this gateway wrote most recently, served to consumers at the tail of a partition as the producers sent them (compression kept) without reading Iggy; 0: off (docs/PERFORMANCE.md)",
+		func(c *Config) *int { return &c.TailCacheBytes }),
 	strSetting("BROKERS", "", "id@host:port,...", "every gateway of a multi-gateway deployment, this one included, each at the address it advertises (docs/DEPLOYMENT.md; unset: a single gateway)",
 		func(c *Config, v string) error { c.Brokers = v; return nil }),
 	intSetting("NODE_ID", 1, 0, MaxNodeID, "this gateway's broker id (unique per gateway; also the high bits of producer ids)",
@@ -213,10 +215,16 @@ func optionalDurationSetting(name, usage string, field func(*Config) *time.Durat
 const maxSize = 1<<31 - 1
 
 func sizeSetting(name string, def int, usage string, field func(*Config) *int) *setting {
-	return &setting{name: name, def: formatSize(def), form: `a byte count from 1 to 2147483647, optionally with a KiB, MiB or GiB suffix ("512KiB", "100MiB")`, usage: usage,
+	return sizeSettingFrom(name, def, 1, usage, field)
+}
+
+// sizeSettingFrom is a byte count of at least least.
+func sizeSettingFrom(name string, def, least int, usage string, field func(*Config) *int) *setting {
+	form := fmt.Sprintf(`a byte count from %d to 2147483647, optionally with a KiB, MiB or GiB suffix ("512KiB", "100MiB")`, least)
+	return &setting{name: name, def: formatSize(def), form: form, usage: usage,
 		set: func(c *Config, v string) error {
 			n, ok := parseSize(v)
-			if !ok || n < 1 || n > maxSize {
+			if !ok || n < least || n > maxSize {
 				return errBadForm
 			}
 			*field(c) = n

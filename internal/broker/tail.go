@@ -1,0 +1,65 @@
+package broker
+
+import (
+	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
+)
+
+// The tail cache (internal/tailcache, docs/PERFORMANCE.md "Tail cache"): Produce puts the
+// producer's own batches in it once Iggy confirmed their offsets, and Fetch serves a
+// partition from it when the fetch offset is there, without reading Iggy. Both only while
+// this gateway leads the partition: another gateway's writes are read from Iggy.
+
+func tailKey(k partKey) tailcache.Key {
+	return tailcache.Key{Stream: k.Stream, Topic: k.Topic, Partition: k.Partition}
+}
+
+// cacheWritten puts p's batches, which Iggy confirmed at offsets from base, in the tail
+// cache; gen is the cache's generation taken before the send.
+func (b *Broker) cacheWritten(p *producePart, gen, base uint64) {
+	if b.tail == nil {
+		return
+	}
+	if p.records == nil || !b.leads(p.kafka, p.out.Partition) {
+		// Not cacheable: the run must not continue across these offsets, and a later
+		// write's base offset will not continue it either (a gap), so nothing to do.
+		return
+	}
+	if err := b.tail.Put(tailKey(p.key), gen, base, p.records, b.epochs.current(p.key)); err != nil {
+		b.log.Debug("produce: batches not cached", "topic", p.kafka, "partition", p.key.Partition, "err", err)
+	}
+}
+
+// serveTail answers r from the tail cache when its first offset is there, and reports
+// whether it did. Like an Iggy read it returns whole batches up to r.limit, the first one
+// whatever its size when minOne, none past r.hw; the first batch may begin before r.from
+// (clients skip the records before their fetch offset, as with Kafka's batches).
+func (b *Broker) serveTail(fp *fetchPart, r *readRange, minOne bool) bool {
+	if b.tail == nil || !b.leads(fp.topic, fp.out.Partition) {
+		return false
+	}
+	var scratch [16][]byte
+	views, hold := b.tail.Read(tailKey(r.key), r.from, r.hw, r.limit, scratch[:0])
+	switch {
+	case len(views) == 0:
+		return false
+	case !minOne && len(views[0]) > r.limit:
+		// Only the first non-empty partition may exceed its limit (KIP-74).
+		hold.Release()
+	case len(views) == 1:
+		// Shared with the cache, never modified; held until the response is written.
+		fp.out.RecordBatches, fp.hold = views[0], hold
+	default:
+		total := 0
+		for _, v := range views {
+			total += len(v)
+		}
+		buf := bufpool.Get(total)
+		for _, v := range views {
+			buf = append(buf, v...)
+		}
+		hold.Release()
+		fp.keepRecords(buf)
+	}
+	return true
+}

@@ -1,0 +1,253 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
+)
+
+// writeNative appends values to partition 0 of an Iggy topic as a native Iggy client would.
+func (g *gateway) writeNative(t *testing.T, ctx context.Context, topic string, values ...string) {
+	t.Helper()
+	for _, v := range values {
+		if _, err := g.iggy.SendMessages(ctx, iggy.Name("kafka"), iggy.Name(topic), 0, []iggy.Message{{Payload: []byte(v)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// produceKafka writes each group of values as one batch with a franz-go producer.
+func produceKafka(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, groups ...[]string) {
+	t.Helper()
+	for _, values := range groups {
+		recs := make([]*kgo.Record, len(values))
+		for i, v := range values {
+			recs[i] = &kgo.Record{Topic: topic, Partition: 0, Value: []byte(v)}
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func valuesOf(recs []*kgo.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r.Value)
+	}
+	return out
+}
+
+func names(prefix string, from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf("%s%d", prefix, i))
+	}
+	return out
+}
+
+// A franz-go consumer reads a partition written partly through the gateway (cached) and
+// partly by native Iggy clients (only in Iggy), in between and before: every record exactly
+// once, in order, from any start offset, including one inside a cached batch.
+func TestTailCacheAcrossNativeWrites(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "tc", 1)
+	ctx := ctxT(t)
+	producer, _ := g.kafka(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+
+	g.writeNative(t, ctx, "tc", "n0", "n1")
+	produceKafka(t, ctx, producer, "tc", names("a", 0, 4), names("a", 4, 9))
+	g.writeNative(t, ctx, "tc", "n2") // the gateway's next write leaves a gap in its run
+	produceKafka(t, ctx, producer, "tc", names("b", 0, 3), names("b", 3, 6))
+	want := append(append(append([]string{"n0", "n1"}, names("a", 0, 9)...), "n2"), names("b", 0, 6)...)
+
+	before := g.b.tail.Stats()
+	if before.Resets != 1 {
+		t.Errorf("the native write between the gateway's was not noticed: %+v", before)
+	}
+	for _, from := range []int{0, 2, 5, 11, 14} {
+		got := valuesOf(g.consume(t, ctx, "tc", 0, int64(from), len(want)-from))
+		if fmt.Sprint(got) != fmt.Sprint(want[from:]) {
+			t.Errorf("from %d: read %v, want %v", from, got, want[from:])
+		}
+	}
+	after := g.b.tail.Stats()
+	if after.Hits == before.Hits {
+		t.Error("no fetch was served from the tail cache")
+	}
+	// Only the run after the native write is kept: the first batches were read from Iggy.
+	got, hold := g.b.tail.Read(tailcache.Key{Stream: "kafka", Topic: "tc"}, 2, 18, 1<<20, nil)
+	hold.Release()
+	if len(got) != 0 {
+		t.Error("the run before the native write is still served")
+	}
+}
+
+// The consumer gets the batches as the producer compressed them, with the producer's
+// fields and Iggy's offsets; with the cache off, the gateway's own uncompressed batches.
+func TestTailCacheKeepsProducerCompression(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		codec int16
+	}{{"cached", nil, 3}, {"off", []string{"IGGY_KAFKA_TAIL_CACHE_BYTES=0"}, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := startGateway(t, gatewayOpts{bridge: true, env: tc.env})
+			g.mkTopic("kafka", "tz", 1)
+			ctx := ctxT(t)
+			producer, _ := g.kafka(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(100*time.Millisecond),
+				kgo.ProducerBatchCompression(kgo.Lz4Compression()))
+			g.writeNative(t, ctx, "tz", "native")
+			want := names("compressible value compressible value ", 0, 40)
+			produceKafka(t, ctx, producer, "tz", want)
+
+			resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tz", 3, 0))
+			p := &resp.Topics[0].Partitions[0]
+			var rb kmsg.RecordBatch
+			if err := rb.ReadFrom(p.RecordBatches); err != nil {
+				t.Fatal(err)
+			}
+			if codec := rb.Attributes & 7; codec != tc.codec {
+				t.Errorf("batch codec %d, want %d", codec, tc.codec)
+			}
+			if tc.codec != 0 && (rb.FirstOffset != 1 || rb.ProducerID < 0 || rb.FirstSequence != 0) {
+				t.Errorf("batch base %d, producer %d, sequence %d; want the producer's first batch at offset 1",
+					rb.FirstOffset, rb.ProducerID, rb.FirstSequence)
+			}
+			// franz-go's decoder checks the CRC and skips the records below the fetch offset.
+			fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: "tz", Offset: 3}, p, kgo.DefaultDecompressor(), nil)
+			if fp.Err != nil {
+				t.Fatal(fp.Err)
+			}
+			got := fp.Records
+			if len(got) != 38 || string(got[0].Value) != want[2] || got[0].Offset != 3 || string(got[37].Value) != want[39] {
+				t.Fatalf("read %d records from offset 3, first %q at %d", len(got), got[0].Value, got[0].Offset)
+			}
+		})
+	}
+}
+
+// A topic deleted through the gateway and recreated natively holds other records at the
+// same offsets: they are read from Iggy, not from the cache.
+func TestTailCacheForgetsDeletedTopics(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "td", 1)
+	ctx := ctxT(t)
+	producer, admin := g.kafka(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	produceKafka(t, ctx, producer, "td", names("old", 0, 5))
+	if _, err := admin.DeleteTopic(ctx, "td"); err != nil {
+		t.Fatal(err)
+	}
+	g.mkTopic("kafka", "td", 1)
+	g.writeNative(t, ctx, "td", names("new", 0, 5)...)
+	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "td", 0, 0))
+	got := fetchedRecords(t, &resp.Topics[0].Partitions[0])
+	if len(got) != 5 || string(got[0].Value) != "new0" || string(got[4].Value) != "new4" {
+		t.Fatalf("read %d records, first %q: want the recreated topic's", len(got), got[0].Value)
+	}
+}
+
+// Partitions another gateway leads are refused (ownership.go) and never cached: only the led
+// partition's batch is cached and served.
+func TestTailCacheOnlyForLedPartitions(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true, placement: threeGateways{}})
+	g.mkTopic("kafka", "tl", 3)
+	ctx := ctxT(t)
+	// Node 1 (this gateway's id) leads partition 0 alone.
+	for p := range int32(3) {
+		code, _ := g.produceCode(t, producePartitionReq(9, -1, "tl", p, produceBatch(t, 0, [][]byte{[]byte(fmt.Sprint("v", p))}, nil)))
+		if want := map[bool]int16{true: 0, false: kerr.NotLeaderForPartition.Code}[p == 0]; code != want {
+			t.Fatalf("produce to partition %d: code %d, want %d", p, code, want)
+		}
+	}
+	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tl", 0, 0))
+	if got := fetchedRecords(t, &resp.Topics[0].Partitions[0]); len(got) != 1 || string(got[0].Value) != "v0" {
+		t.Fatalf("partition 0: read %v", got)
+	}
+	if s := g.b.tail.Stats(); s.Batches != 1 || s.Hits != 1 {
+		t.Errorf("stats %+v, want partition 0's batch cached and served once", s)
+	}
+}
+
+// movingLeader is a single gateway's placement whose partitions' leader can be changed.
+type movingLeader struct {
+	placement.Single
+	leader *atomic.Int32
+}
+
+func (m movingLeader) Leader(string, int32) int32 { return m.leader.Load() }
+
+// Batches cached while this gateway led a partition are not served once another leads it
+// (the fetch is refused with NOT_LEADER_OR_FOLLOWER), and serve again when the leadership
+// comes back: Iggy's log below the cached run's end cannot have changed meanwhile.
+func TestTailCacheNotServedAfterLeadershipMoves(t *testing.T) {
+	leader := new(atomic.Int32)
+	leader.Store(1)
+	g := startGateway(t, gatewayOpts{bridge: true, placement: movingLeader{leader: leader}})
+	g.mkTopic("kafka", "tm", 1)
+	ctx := ctxT(t)
+	g.produceValues(t, "tm", 0, []byte("v"))
+	leader.Store(2)
+	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tm", 0, 0))
+	if p := &resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code || len(p.RecordBatches) != 0 {
+		t.Fatalf("fetch led elsewhere: code %d, %d bytes", p.ErrorCode, len(p.RecordBatches))
+	}
+	if s := g.b.tail.Stats(); s.Batches != 1 || s.Hits != 0 {
+		t.Errorf("stats %+v, want the batch cached and not served", s)
+	}
+	leader.Store(1)
+	resp = g.fetchResp(t, ctx, fetchPartitionsReq(12, "tm", 0, 0))
+	if got := fetchedRecords(t, &resp.Topics[0].Partitions[0]); len(got) != 1 || string(got[0].Value) != "v" {
+		t.Fatalf("read %v after the leadership came back", got)
+	}
+}
+
+// topicReads counts GetTopic calls.
+type topicReads struct {
+	iggy.API
+	n atomic.Int64
+}
+
+func (c *topicReads) GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error) {
+	c.n.Add(1)
+	return c.API.GetTopic(ctx, stream, topic)
+}
+
+// A fetch behind the high watermark the gateway knows reads no topic offsets from Iggy; one
+// at the known end does, and sees what native clients wrote.
+func TestFetchBehindTheKnownEndSkipsTopicReads(t *testing.T) {
+	tr := &topicReads{}
+	g := startGateway(t, gatewayOpts{bridge: true, wrap: func(a iggy.API) iggy.API { tr.API = a; return tr }})
+	g.mkTopic("kafka", "tk", 1)
+	ctx := ctxT(t)
+	g.produceValues(t, "tk", 0, []byte("a"), []byte("b"))
+	before := tr.n.Load()
+	for _, offset := range []int64{0, 1} {
+		resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tk", offset, 0))
+		if p := &resp.Topics[0].Partitions[0]; p.HighWatermark != 2 || len(fetchedFrom(t, p, offset)) != int(2-offset) {
+			t.Fatalf("from %d: hw %d", offset, p.HighWatermark)
+		}
+	}
+	if n := tr.n.Load() - before; n != 0 {
+		t.Errorf("%d topic reads behind the known end, want none", n)
+	}
+	g.writeNative(t, ctx, "tk", "native")
+	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tk", 2, 0))
+	p := &resp.Topics[0].Partitions[0]
+	if got := fetchedFrom(t, p, 2); p.HighWatermark != 3 || len(got) != 1 || string(got[0].Value) != "native" {
+		t.Fatalf("at the known end: hw %d, records %v", p.HighWatermark, got)
+	}
+	if n := tr.n.Load() - before; n != 1 {
+		t.Errorf("%d topic reads at the known end, want 1", n)
+	}
+}
