@@ -51,7 +51,7 @@ func wantCode(t *testing.T, what string, code int16, msg *string, want int16) {
 }
 
 // Without the bridge every topic administration and topic config request is refused with
-// NOT_CONTROLLER per topic or resource (SPEC §4.3); broker configs are still described.
+// NOT_CONTROLLER per topic or resource (docs/DATA-PATH.md); broker configs are still described.
 func TestAdminWithoutBridge(t *testing.T) {
 	g := startGateway(t, gatewayOpts{})
 	c := dialRaw(t, g.addr)

@@ -80,7 +80,7 @@ func groupClient(cc *listener.ConnContext) groups.Client {
 }
 
 // offsetsUnavailable is the answer of the offset APIs while nothing can be stored (bridge
-// off), as SPEC §4.3 requires: retriable, and nothing looks stored.
+// off; docs/DATA-PATH.md): retriable, and nothing looks stored.
 var offsetsUnavailable = kerr.CoordinatorLoadInProgress
 
 // offsetTopics checks the partitions named by one offset request against Iggy. Kafka refuses

@@ -110,7 +110,7 @@ type Bridge struct {
 	TLSCAFile   string
 }
 
-// Limits are the robustness limits of SPEC §12.
+// Limits are the robustness limits (docs/LIMITS.md).
 type Limits struct {
 	MaxFrameSize                 int
 	PreAuthMaxFrameSize          int

@@ -100,7 +100,7 @@ func javaBrokerAPIVersions(t *testing.T, env *Env) {
 	if shown < len(advertised)/2 {
 		t.Errorf("the tool printed %d API lines for %d advertised keys:\n%s", shown, len(advertised), res.Stdout)
 	}
-	// Transactions are never advertised (SPEC §4.1): the Java client must see them unsupported.
+	// Transactions are never advertised (docs/PROTOCOL-COVERAGE.md): the Java client must see them unsupported.
 	for _, key := range []int16{24, 25, 26, 28} {
 		if _, ok := advertised[key]; ok && !env.External() {
 			t.Errorf("transactional key %d advertised", key)

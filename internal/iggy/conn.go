@@ -14,7 +14,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 )
 
-// Retry pacing (reference §2.5): TransientNotCommitted is resent every 50 ms until the
+// Retry pacing, as Iggy's own SDKs pace it for protocol 0.11.0: TransientNotCommitted is resent every 50 ms until the
 // deadline, TransientNotAccepted is retried with backoff for about 2 s, and a lost session is
 // re-established a few times before the call gives up.
 const (
@@ -431,8 +431,8 @@ func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint3
 	}
 }
 
-// readReply reads the frame answering request reqNo and applies the reply rules of
-// reference §2.5.
+// readReply reads the frame answering request reqNo and applies Iggy's reply rules (status
+// codes, result framing, transient retries: see the constants above).
 func (cn *Conn) readReply(name string, op uint8, reqNo uint64) ([]byte, error) {
 	body, err := wire.ReadFrame(cn.br, &cn.hdr, cn.rbuf)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // scripted is a fake Iggy server whose replies a test scripts, to drive the client's session
-// rules (reference §2.4/§2.5) exactly: request numbering, evictions, transient codes,
+// rules of Iggy protocol 0.11.0 exactly: request numbering, evictions, transient codes,
 // mismatched replies, silence. Logins succeed with session 100+connection index unless the
 // script answers them.
 type scripted struct {

@@ -6,8 +6,8 @@
 // (password and personal access token), ping, streams, topics, partitions, send and poll,
 // consumer offsets, consumer groups, users, permissions and personal access tokens, GetMe and
 // GetClusterMetadata. Where this package and a real Iggy 0.9 server disagree, the real server
-// is right; the behaviour here follows the server sources at the protocol's reference snapshot
-// (see docs in shared/reference/iggy-wire-0.11.md).
+// is right; the behaviour here follows the Iggy server sources of the 0.9 line (apache/iggy),
+// checked with the conformance suite against a real server (internal/iggy).
 //
 // Everything lives in process memory and is lost when the server stops. Nothing is written to
 // disk, nothing is replicated, and "committed" means "applied to the in-memory state".

@@ -11,7 +11,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// The canonical message batch (reference §5.4) is a 256-byte batch header followed by frames;
+// The canonical message batch of Iggy's SendMessages (protocol 0.11.0) is a 256-byte batch header followed by frames;
 // each frame is a 48-byte frame header, the payload, then the user-headers block. Both the
 // frames and the batch carry XXH3-64 checksums. This file holds the header layout (a
 // protocol-version seam: 0.12.0 adds producer identity fields after message_count) and the

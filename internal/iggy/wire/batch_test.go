@@ -10,7 +10,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
-// refFrame builds a frame exactly as reference §5.4 describes it.
+// refFrame builds a frame exactly as Iggy's protocol 0.11.0 lays it out.
 func refFrame(id [16]byte, offsetDelta, tsDelta uint32, payload, headers []byte) []byte {
 	f := make([]byte, 48)
 	copy(f[8:], id[:])
@@ -24,7 +24,7 @@ func refFrame(id [16]byte, offsetDelta, tsDelta uint32, payload, headers []byte)
 	return f
 }
 
-// refBatch builds a producer batch as reference §5.4 describes it, hashing the checksum input
+// refBatch builds a producer batch as Iggy's protocol 0.11.0 lays it out, hashing the checksum input
 // in one shot the way the official Go SDK does.
 func refBatch(originTS uint64, frames ...[]byte) []byte {
 	blob := cat(frames...)

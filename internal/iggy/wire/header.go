@@ -28,7 +28,7 @@ const (
 	offCommand = 60
 )
 
-// RequestHeader is the header of a client → server frame (reference §2.2). The checksum,
+// RequestHeader is the header of a client → server frame (Iggy binary protocol 0.11.0). The checksum,
 // cluster, view, release and replica fields are always zero on client-facing frames.
 type RequestHeader struct {
 	Size            uint32 // HeaderSize + body length
@@ -126,7 +126,7 @@ func (h *RequestHeader) Validate() error {
 // BodyLen returns the body length the header declares.
 func (h *RequestHeader) BodyLen() int { return int(h.Size) - HeaderSize }
 
-// ReplyHeader is the header of a server → client reply (reference §2.5).
+// ReplyHeader is the header of a server → client reply (Iggy binary protocol 0.11.0).
 type ReplyHeader struct {
 	Size            uint32
 	RequestChecksum [16]byte

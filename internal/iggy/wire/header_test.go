@@ -210,9 +210,9 @@ func TestOperationForCode(t *testing.T) {
 	}
 	if !IsResultFramed(OpCreateTopic) || IsResultFramed(OpDeleteSegments) || IsResultFramed(OpSendMessages) ||
 		!IsResultFramed(OpStoreConsumerOffset) || IsResultFramed(OpNonReplicated) || IsResultFramed(OpLogout) {
-		t.Error("IsResultFramed disagrees with reference §2.5")
+		t.Error("IsResultFramed disagrees with the protocol's result-framing rule")
 	}
 	if !AdvancesRequest(OpCreateStream) || !AdvancesRequest(OpLogout) || AdvancesRequest(OpSendMessages) || AdvancesRequest(OpNonReplicated) {
-		t.Error("AdvancesRequest disagrees with reference §2.4")
+		t.Error("AdvancesRequest disagrees with the protocol's request-numbering rule")
 	}
 }

@@ -1,6 +1,6 @@
 package wire
 
-// Request bodies (reference §5). Each Append* has a Decode* twin for the server. Simple
+// Request bodies of Iggy's binary protocol 0.11.0. Each Append* has a Decode* twin for the server. Simple
 // bodies that are only identifiers use AppendIdentifiers / DecodeIdentifiers.
 
 // Ack levels of the consumer-offset writes.

@@ -2,7 +2,7 @@ package wire
 
 import "encoding/binary"
 
-// Response payloads (reference §5). Each Append* has a Decode* twin; list replies that run to
+// Response payloads of Iggy's binary protocol 0.11.0. Each Append* has a Decode* twin; list replies that run to
 // the end of the body decode until the input is used up, so every element consumes input and
 // the result's size is bounded by the body's.
 
