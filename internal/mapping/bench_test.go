@@ -3,6 +3,7 @@ package mapping
 import (
 	"bytes"
 	"fmt"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"testing"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
@@ -62,6 +63,9 @@ func idempotent(batch kbatch.Records) kbatch.Records {
 }
 
 func TestHotPathsDoNotAllocate(t *testing.T) {
+	if testutil.RaceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	batch := kafkaBatch(t, benchRecords())
 	var enc Encoder
 	var msgs []Message

@@ -3,6 +3,7 @@ package mapping
 import (
 	"encoding/hex"
 	"errors"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"strings"
 	"testing"
 
@@ -212,6 +213,9 @@ func TestBatchEncoderMaxSize(t *testing.T) {
 }
 
 func TestToRecordReusesScratch(t *testing.T) {
+	if testutil.RaceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
 	m := Stored{Payload: b("v"), Headers: block(KindString, "a", KindRaw, "1", KindString, "b", KindRaw, "2")}
 	var scratch []kbatch.RecordHeader
 	allocs := testing.AllocsPerRun(100, func() {
