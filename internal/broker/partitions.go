@@ -163,8 +163,9 @@ type partState struct {
 	hw        uint64 // high watermark last seen or written
 	createdAt uint64 // Iggy's creation time of the partition; another one is a new partition
 	sizeBytes uint64 // Iggy's size of the partition when hw was last read from Iggy
-	// lowWrite is the lowest offset written through this gateway since Iggy's offsets were
-	// last read or the Iggy client last reconnected (wrote tells whether there was a write):
+	// lowWrite is the lowest offset written through this gateway below the then known high
+	// watermark since Iggy's offsets were last read or the Iggy client last reconnected
+	// (wrote tells whether there was such a write):
 	// after a truncation, writes that landed before it was noticed start where the log
 	// diverged (truncation.go).
 	lowWrite      uint64
@@ -361,7 +362,11 @@ func (s *partState) advance(hw uint64, bytes, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noteSizesLocked(bytes, n)
-	if base := hw - uint64(max(n, 0)); !s.wrote || base < s.lowWrite {
+	// Only a write that landed below the known end can have filled offsets a truncation
+	// freed; one that continues the known log says nothing about where a truncated log
+	// resumed (it also keeps reads of known offsets, which do not reset this, from
+	// dragging a later epoch's start back to the first write).
+	if base := hw - uint64(max(n, 0)); base < s.hw && (!s.wrote || base < s.lowWrite) {
 		s.lowWrite, s.wrote = base, true
 	}
 	if hw > s.hw {
