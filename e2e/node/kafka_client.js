@@ -4,6 +4,7 @@
 // as one JSON document on stdout; the Go test asserts it. Errors exit non-zero.
 'use strict'
 
+const fs = require('fs')
 const { Kafka, CompressionTypes, CompressionCodecs, ConfigResourceTypes, logLevel } = require('kafkajs')
 const SnappyCodec = require('kafkajs-snappy')
 
@@ -175,9 +176,18 @@ async function adminOps (kafka, args) {
   }
 }
 
+// security turns --ca FILE (TLS trusting that CA) and --sasl-username/--sasl-password (SASL
+// PLAIN) into kafkajs options, as docs/SECURITY.md shows them.
+function security (args) {
+  const opts = {}
+  if (args.ca) opts.ssl = { ca: [fs.readFileSync(args.ca, 'utf-8')] }
+  if (args['sasl-username']) opts.sasl = { mechanism: 'plain', username: args['sasl-username'], password: args['sasl-password'] }
+  return opts
+}
+
 async function main () {
   const args = parseArgs(process.argv.slice(2))
-  const kafka = new Kafka({ clientId: 'iggygw-e2e-kafkajs', brokers: [args.bootstrap], logLevel: logLevel.WARN, retry: { retries: 3 } })
+  const kafka = new Kafka({ clientId: 'iggygw-e2e-kafkajs', brokers: [args.bootstrap], logLevel: logLevel.WARN, retry: { retries: 3 }, ...security(args) })
   const commands = { metadata, produce, 'group-consume': groupConsume, admin: adminOps }
   if (!(args.command in commands)) throw new Error(`unknown command ${args.command}`)
   const result = await commands[args.command](kafka, args)

@@ -25,9 +25,18 @@ var ErrUnavailable = errors.New("credentials could not be checked")
 
 // Verifier checks credentials against Iggy.
 type Verifier interface {
-	// Verify returns the Iggy user name the credentials belong to, ErrBadCredentials when Iggy
-	// rejected them, or another error when Iggy could not be asked.
-	Verify(ctx context.Context, c Credentials) (user string, err error)
+	// Verify returns whom the credentials belong to, ErrBadCredentials when Iggy rejected
+	// them, or another error when Iggy could not be asked.
+	Verify(ctx context.Context, c Credentials) (Verified, error)
+}
+
+// Verified is the outcome of an accepted check.
+type Verified struct {
+	// User is the Iggy user name.
+	User string
+	// ValidUntil, when not zero, is when the credentials stop being valid (a personal access
+	// token's expiry): no SASL session may last beyond it.
+	ValidUntil time.Time
 }
 
 // Options configure an Authenticator.
@@ -116,21 +125,30 @@ func (a *Authenticator) check(ctx context.Context, mechanism string, msg []byte,
 	case <-ctx.Done():
 		return listener.Identity{}, fmt.Errorf("%w: no check slot free: %v", ErrUnavailable, ctx.Err())
 	}
-	user, err := a.opts.Verifier.Verify(ctx, creds)
+	v, err := a.opts.Verifier.Verify(ctx, creds)
 	<-a.slots
 	switch {
 	case errors.Is(err, ErrBadCredentials):
 		return listener.Identity{}, err
 	case err != nil:
 		return listener.Identity{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	case current.Authenticated() && current.User != user:
+	case current.Authenticated() && current.User != v.User:
 		return listener.Identity{}, ErrPrincipalChanged
 	}
-	id := listener.Identity{User: user, Mechanism: mechanism}
+	return listener.Identity{User: v.User, Mechanism: mechanism, Expires: a.sessionEnd(time.Now(), v.ValidUntil)}, nil
+}
+
+// sessionEnd is when a session authenticated at now ends (zero: never): after
+// SessionLifetime, and never after the credentials expire, as a Kafka broker bounds a session
+// by its token's lifetime whether or not re-authentication is configured (docs/SECURITY.md).
+func (a *Authenticator) sessionEnd(now, validUntil time.Time) time.Time {
+	end := validUntil
 	if a.opts.SessionLifetime > 0 {
-		id.Expires = time.Now().Add(a.opts.SessionLifetime)
+		if byLifetime := now.Add(a.opts.SessionLifetime); end.IsZero() || byLifetime.Before(end) {
+			end = byLifetime
+		}
 	}
-	return id, nil
+	return end
 }
 
 // peerHost is the address failures are counted against: the IP without the port.

@@ -3,6 +3,8 @@ package auth
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
@@ -17,30 +19,53 @@ type IggyVerifier struct {
 }
 
 // Verify implements Verifier.
-func (v IggyVerifier) Verify(ctx context.Context, c Credentials) (string, error) {
+func (v IggyVerifier) Verify(ctx context.Context, c Credentials) (Verified, error) {
 	cfg := v.Base
 	cfg.Username, cfg.Password, cfg.Token = c.User, c.Password, c.Token
 	cfg.PoolSize, cfg.PingInterval = 1, -1
 	if !wellFormed(c) {
-		return "", ErrBadCredentials // Iggy would refuse it; the client library would not even send it
+		return Verified{}, ErrBadCredentials // Iggy would refuse it; the client library would not even send it
 	}
 	cn, err := iggy.DialConn(ctx, cfg)
 	if err != nil {
 		if code, ok := iggy.CodeOf(err); ok && isRejection(code) {
-			return "", ErrBadCredentials
+			return Verified{}, ErrBadCredentials
 		}
-		return "", err
+		return Verified{}, err
 	}
 	defer cn.Close()
 	if c.Token == "" {
-		return c.User, nil
+		return Verified{User: c.User}, nil
 	}
 	// A token names its user only on the Iggy side: ask for the session's own user.
 	u, err := cn.GetUser(ctx, iggy.ID(cn.UserID()))
 	if err != nil {
-		return "", fmt.Errorf("reading the user of a personal access token: %w", err)
+		return Verified{}, fmt.Errorf("reading the user of a personal access token: %w", err)
 	}
-	return u.Username, nil
+	pats, err := cn.GetPATs(ctx)
+	if err != nil {
+		return Verified{}, fmt.Errorf("reading the expiry of a personal access token: %w", err)
+	}
+	return Verified{User: u.Username, ValidUntil: earliestExpiry(pats, time.Now())}, nil
+}
+
+// earliestExpiry bounds the expiry of the token just used from the user's list of tokens (zero:
+// none expires). Iggy lists names and expiries, not which token a session logged in with, so
+// the bound is the earliest expiry among the tokens still valid at now: the token used is one
+// of them, so it never expires before that bound. A session may end earlier than its own
+// token would (the client re-authenticates or reconnects), never later.
+func earliestExpiry(pats []iggy.PersonalAccessToken, now time.Time) time.Time {
+	var earliest time.Time
+	for _, p := range pats {
+		if p.ExpiryAt == 0 || p.ExpiryAt > math.MaxInt64 {
+			continue // never expires
+		}
+		at := time.UnixMicro(int64(p.ExpiryAt))
+		if at.After(now) && (earliest.IsZero() || at.Before(earliest)) {
+			earliest = at
+		}
+	}
+	return earliest
 }
 
 // wellFormed reports whether c fits Iggy's login command.

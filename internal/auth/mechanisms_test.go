@@ -3,12 +3,14 @@ package auth
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 )
 
@@ -56,9 +58,10 @@ func FuzzParse(f *testing.F) {
 type fakeVerifier struct {
 	running, peak atomic.Int32
 	hold          time.Duration
+	validUntil    time.Time // of every accepted credential
 }
 
-func (v *fakeVerifier) Verify(_ context.Context, c Credentials) (string, error) {
+func (v *fakeVerifier) Verify(_ context.Context, c Credentials) (Verified, error) {
 	n := v.running.Add(1)
 	defer v.running.Add(-1)
 	for {
@@ -69,9 +72,9 @@ func (v *fakeVerifier) Verify(_ context.Context, c Credentials) (string, error) 
 	}
 	time.Sleep(v.hold)
 	if c.Password != "right" {
-		return "", ErrBadCredentials
+		return Verified{}, ErrBadCredentials
 	}
-	return c.User, nil
+	return Verified{User: c.User, ValidUntil: v.validUntil}, nil
 }
 
 var peerA = &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 1}
@@ -145,5 +148,56 @@ func TestReauthenticationKeepsThePrincipal(t *testing.T) {
 	_, err = a.Authenticate(context.Background(), peerA, MechanismPlain, []byte("\x00bob\x00right"), listener.Identity{User: "alice"})
 	if !errors.Is(err, ErrPrincipalChanged) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A session ends after the configured lifetime, and never after the credentials expire, even
+// with the lifetime off (as a Kafka broker bounds a session by its token).
+func TestSessionEndBoundedByCredentials(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	soon, later := now.Add(10*time.Second), now.Add(2*time.Hour)
+	for _, tc := range []struct {
+		name       string
+		lifetime   time.Duration
+		validUntil time.Time
+		want       time.Time
+	}{
+		{"off, no expiry", 0, time.Time{}, time.Time{}},
+		{"off, token expires", 0, soon, soon},
+		{"lifetime, no expiry", time.Hour, time.Time{}, now.Add(time.Hour)},
+		{"token expires before the lifetime", time.Hour, soon, soon},
+		{"token expires after the lifetime", time.Hour, later, now.Add(time.Hour)},
+	} {
+		a := NewAuthenticator(Options{Verifier: &fakeVerifier{}, SessionLifetime: tc.lifetime})
+		if got := a.sessionEnd(now, tc.validUntil); !got.Equal(tc.want) {
+			t.Errorf("%s: session ends %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Through Authenticate: the identity carries the bound.
+	a := NewAuthenticator(Options{Verifier: &fakeVerifier{validUntil: time.Now().Add(time.Minute)}, SessionLifetime: time.Hour})
+	id, err := a.Authenticate(context.Background(), peerA, MechanismPlain, []byte("\x00alice\x00right"), listener.Identity{})
+	if err != nil || id.Expires.IsZero() || time.Until(id.Expires) > time.Minute {
+		t.Fatalf("identity %+v (%v): want a session ending within the credentials' minute", id, err)
+	}
+}
+
+func TestEarliestExpiry(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	at := func(d time.Duration) uint64 { return uint64(now.Add(d).UnixMicro()) }
+	for _, tc := range []struct {
+		name string
+		pats []iggy.PersonalAccessToken
+		want time.Time
+	}{
+		{"no tokens", nil, time.Time{}},
+		{"never expires", []iggy.PersonalAccessToken{{Name: "a"}, {Name: "b", ExpiryAt: math.MaxUint64}}, time.Time{}},
+		{"earliest of the valid ones", []iggy.PersonalAccessToken{{Name: "a", ExpiryAt: at(time.Hour)}, {Name: "b"}, {Name: "c", ExpiryAt: at(time.Minute)}},
+			now.Add(time.Minute)},
+		{"expired tokens cannot be the one used", []iggy.PersonalAccessToken{{Name: "old", ExpiryAt: at(-time.Minute)}, {Name: "b", ExpiryAt: at(time.Hour)}},
+			now.Add(time.Hour)},
+	} {
+		if got := earliestExpiry(tc.pats, now); !got.Equal(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

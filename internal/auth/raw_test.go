@@ -84,14 +84,25 @@ func (c *rawConn) closedAfter(req kmsg.Request) bool {
 // authenticate runs SaslHandshake and SaslAuthenticate with a PLAIN message.
 func (c *rawConn) authenticate(user, password string) *kmsg.SASLAuthenticateResponse {
 	c.t.Helper()
+	return c.authenticateWith("PLAIN", "\x00"+user+"\x00"+password)
+}
+
+// authenticateBearer runs SaslHandshake and SaslAuthenticate with an OAUTHBEARER message.
+func (c *rawConn) authenticateBearer(token string) *kmsg.SASLAuthenticateResponse {
+	c.t.Helper()
+	return c.authenticateWith("OAUTHBEARER", "n,,\x01auth=Bearer "+token+"\x01\x01")
+}
+
+func (c *rawConn) authenticateWith(mechanism, msg string) *kmsg.SASLAuthenticateResponse {
+	c.t.Helper()
 	hs := kmsg.NewPtrSASLHandshakeRequest()
-	hs.Version, hs.Mechanism = 1, "PLAIN"
+	hs.Version, hs.Mechanism = 1, mechanism
 	if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
 		c.t.Fatalf("handshake: error %d", resp.ErrorCode)
 	}
 	a := kmsg.NewPtrSASLAuthenticateRequest()
 	a.Version = 2
-	a.SASLAuthBytes = []byte("\x00" + user + "\x00" + password)
+	a.SASLAuthBytes = []byte(msg)
 	return c.roundTrip(a).(*kmsg.SASLAuthenticateResponse)
 }
 

@@ -198,3 +198,39 @@ func TestFailedLoginsThrottleThePeer(t *testing.T) {
 		t.Fatalf("error %d", r.ErrorCode)
 	}
 }
+
+// An OAUTHBEARER session never outlives its personal access token: the lifetime told to the
+// client is capped by the token's expiry, and once the token has expired, the connection stops
+// serving the client although SASL_SESSION_LIFETIME is an hour.
+func TestOAuthBearerSessionEndsWithTheToken(t *testing.T) {
+	const tokenLife = 2 * time.Second
+	g := startSecure(t, []string{"SASL_PLAINTEXT"}, "IGGY_KAFKA_SASL_SESSION_LIFETIME=1h")
+	ctx := ctxT(t)
+	alice, err := iggy.DialConn(ctx, iggy.Config{Addr: g.ms.Addr(), Username: "alice", Password: "alice-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := alice.CreatePAT(ctx, "short", uint64(tokenLife.Microseconds()))
+	alice.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Now()
+	c := dialRaw(t, g.addrs["SASL_PLAINTEXT"], nil)
+	r := c.authenticateBearer(token)
+	if r.ErrorCode != 0 || r.SessionLifetimeMillis <= 0 || r.SessionLifetimeMillis > tokenLife.Milliseconds() {
+		t.Fatalf("authenticate: error %d, session lifetime %d ms; want at most the token's %v", r.ErrorCode, r.SessionLifetimeMillis, tokenLife)
+	}
+	cl := g.kafka("SASL_PLAINTEXT", bearerAuth(token))
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "pat-expiry", Value: []byte("before")}).FirstErr(); err != nil {
+		t.Fatalf("produce while the token is valid: %v", err)
+	}
+	time.Sleep(tokenLife - time.Since(created) + 100*time.Millisecond)
+	if !c.closedAfter(metadataRequest()) {
+		t.Error("a request after the token expired was answered")
+	}
+	err = cl.ProduceSync(ctx, &kgo.Record{Topic: "pat-expiry", Value: []byte("after")}).FirstErr()
+	if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Errorf("produce after the token expired: err = %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
+}

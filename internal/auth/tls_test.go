@@ -72,6 +72,7 @@ func TestGarbageInsteadOfTLSHandshake(t *testing.T) {
 	before := goleak.IgnoreCurrent() // runs last, after the gateway's cleanups
 	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 	g := startSecure(t, []string{"SSL", "SASL_SSL"})
+	running := goleak.IgnoreCurrent() // the gateway's own goroutines
 	for _, name := range []string{"SSL", "SASL_SSL"} {
 		c := dialRaw(t, g.addrs[name], nil)
 		c.send(metadataRequest(), 1) // a plaintext Kafka request where a ClientHello belongs
@@ -83,6 +84,10 @@ func TestGarbageInsteadOfTLSHandshake(t *testing.T) {
 		if c.frame() != nil {
 			t.Errorf("%s: garbage answered", name)
 		}
+	}
+	// While the gateway keeps running, nothing of those connections stays behind.
+	if err := goleak.Find(running); err != nil {
+		t.Errorf("goroutines left by refused handshakes: %v", err)
 	}
 }
 

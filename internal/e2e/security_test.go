@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,14 +191,13 @@ func TestSecurityJavaSASLSSL(t *testing.T) {
 	}
 }
 
-// confluentSASLScript produces one record with confluent-kafka (librdkafka) over
-// SASL_PLAINTEXT and reads it back; argv: bootstrap user password topic.
-const confluentSASLScript = `
-import sys
+// confluentScript produces one record with confluent-kafka (librdkafka) and reads it back
+// through a group consumer; argv: topic, then the client configuration as JSON (the keys of
+// docs/SECURITY.md).
+const confluentScript = `
+import json, sys
 from confluent_kafka import Producer, Consumer
-bootstrap, user, password, topic = sys.argv[1:5]
-conf = {"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT",
-        "sasl.mechanisms": "PLAIN", "sasl.username": user, "sasl.password": password}
+topic, conf = sys.argv[1], json.loads(sys.argv[2])
 p = Producer(conf)
 p.produce(topic, b"confluent-secret")
 if p.flush(30) != 0:
@@ -215,15 +215,27 @@ for _ in range(60):
 c.close()
 `
 
+// confluentRoundTrip runs confluentScript against env with conf (bootstrap.servers added).
+func confluentRoundTrip(t *testing.T, env *Env, conf map[string]string) {
+	t.Helper()
+	topic := env.CreateTopic(t, 1)
+	conf["bootstrap.servers"] = env.Bootstrap
+	js, err := json.Marshal(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, Cmd{Name: pythonBin(), Args: []string{"-c", confluentScript, topic, string(js)}, Timeout: 90 * time.Second})
+	if strings.TrimSpace(res.Stdout) != "confluent-secret" {
+		t.Errorf("consumed %q\nstderr:\n%s", res.Stdout, indent(res.Stderr))
+	}
+}
+
 func TestSecurityConfluentKafkaSASLPlaintext(t *testing.T) {
 	securityScenario(t, pythonFamily, CellSASL)
 	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
 	user, password := iggyUser(t, env, nil)
-	topic := env.CreateTopic(t, 1)
-	res := mustRun(t, Cmd{Name: pythonBin(), Args: []string{"-c", confluentSASLScript, env.Bootstrap, user, password, topic}, Timeout: 90 * time.Second})
-	if strings.TrimSpace(res.Stdout) != "confluent-secret" {
-		t.Errorf("consumed %q\nstderr:\n%s", res.Stdout, indent(res.Stderr))
-	}
+	confluentRoundTrip(t, env, map[string]string{"security.protocol": "SASL_PLAINTEXT",
+		"sasl.mechanisms": "PLAIN", "sasl.username": user, "sasl.password": password})
 }
 
 // franz-go over SASL_SSL: a produced record comes back through a group consumer.

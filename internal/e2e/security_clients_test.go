@@ -1,0 +1,321 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tlsconfig/tlstest"
+)
+
+// More client families over SASL and TLS listeners (docs/SECURITY.md, "Client
+// configurations"): each runs the configuration the docs show and checks the data that comes
+// back.
+
+// clientCertEnv starts a gateway whose SSL listener requires client certificates from ca and
+// maps their common name to the Iggy user, and returns it with a certificate for a new user.
+func clientCertEnv(t *testing.T) (*Env, *tlstest.CA, *tlstest.Pair) {
+	t.Helper()
+	ca := tlstest.NewCA(t, "e2e")
+	base := sharedEnv(t)
+	if base.External() {
+		t.Skip("needs a gateway started by the harness")
+	}
+	user, _ := iggyUser(t, base, nil)
+	client := ca.Client(t, "client", pkix.Name{CommonName: user, Organization: []string{"Example"}})
+	env := secureEnv(t, ca, client, append(serverFiles(t, ca),
+		"IGGY_KAFKA_TLS_CLIENT_AUTH=required", "IGGY_KAFKA_TLS_CLIENT_CA_FILE="+ca.CertFile,
+		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=RULE:^CN=([^,]*),.*$/$1/,DEFAULT")...)
+	return env, ca, client
+}
+
+func clientTLS(ca *tlstest.CA) *tls.Config {
+	return &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+}
+
+// writeProperties writes a Java client.properties file.
+func writeProperties(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "client.properties")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// javaRoundTrip creates a topic with kafka-topics (AdminClient), produces and consumes one
+// record with the console tools, and lists the topic, all with props.
+func javaRoundTrip(t *testing.T, env *Env, props string) {
+	t.Helper()
+	topic := TopicName(t)
+	kafkaTool(t, "", "kafka-topics.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props,
+		"--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")
+	kafkaTool(t, "java-secret\n", "kafka-console-producer.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props, "--topic", topic)
+	res := kafkaTool(t, "", "kafka-console-consumer.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props,
+		"--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "30000")
+	if strings.TrimSpace(res.Stdout) != "java-secret" {
+		t.Errorf("consumed %q", res.Stdout)
+	}
+	res = kafkaTool(t, "", "kafka-topics.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props, "--describe", "--topic", topic)
+	if !strings.Contains(res.Stdout, "PartitionCount: 1") {
+		t.Errorf("kafka-topics --describe does not show %s:\n%s", topic, res.Stdout)
+	}
+}
+
+// Java with a client certificate in a PKCS12 key store and the CA in a PKCS12 trust store,
+// both made at test time (openssl and the JDK's keytool), through the CLI tools and the
+// AdminClient; then the PEM key store variant the docs also show.
+func TestSecurityJavaClientCertificate(t *testing.T) {
+	securityScenario(t, javaFamily, CellTLS)
+	for _, tool := range []string{"openssl", "keytool"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s not in PATH: it makes the Java key stores", tool)
+		}
+	}
+	env, ca, client := clientCertEnv(t)
+	dir := t.TempDir()
+	keystore, truststore := filepath.Join(dir, "client.p12"), filepath.Join(dir, "truststore.p12")
+	const pass = "store-secret"
+	mustRun(t, Cmd{Name: "openssl", Args: []string{"pkcs12", "-export", "-in", client.CertFile, "-inkey", client.KeyFile,
+		"-name", "client", "-out", keystore, "-passout", "pass:" + pass}, Timeout: 30 * time.Second})
+	mustRun(t, Cmd{Name: "keytool", Args: []string{"-importcert", "-noprompt", "-alias", "ca", "-file", ca.CertFile,
+		"-keystore", truststore, "-storetype", "PKCS12", "-storepass", pass}, Timeout: 30 * time.Second})
+	javaRoundTrip(t, env, writeProperties(t,
+		"security.protocol=SSL",
+		"ssl.keystore.type=PKCS12", "ssl.keystore.location="+keystore, "ssl.keystore.password="+pass, "ssl.key.password="+pass,
+		"ssl.truststore.type=PKCS12", "ssl.truststore.location="+truststore, "ssl.truststore.password="+pass,
+	))
+
+	// PEM stores: the key (PKCS#8, unencrypted) and the certificate in one file.
+	pemStore := filepath.Join(dir, "client-cert-and-key.pem")
+	if err := os.WriteFile(pemStore, append(append([]byte{}, client.KeyPEM...), client.CertPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	props := writeProperties(t, "security.protocol=SSL",
+		"ssl.truststore.type=PEM", "ssl.truststore.location="+ca.CertFile,
+		"ssl.keystore.type=PEM", "ssl.keystore.location="+pemStore)
+	topic := env.CreateTopic(t, 1)
+	res := kafkaTool(t, "", "kafka-topics.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props, "--list")
+	if !strings.Contains(res.Stdout, topic) {
+		t.Errorf("kafka-topics --list with PEM stores does not show %s:\n%s", topic, res.Stdout)
+	}
+}
+
+func TestSecurityConfluentKafkaClientCertificate(t *testing.T) {
+	securityScenario(t, pythonFamily, CellTLS)
+	env, ca, client := clientCertEnv(t)
+	confluentRoundTrip(t, env, map[string]string{"security.protocol": "SSL", "ssl.ca.location": ca.CertFile,
+		"ssl.certificate.location": client.CertFile, "ssl.key.location": client.KeyFile})
+}
+
+func TestSecurityConfluentKafkaSASLSSL(t *testing.T) {
+	securityScenario(t, pythonFamily, CellSASL, CellTLS)
+	ca := tlstest.NewCA(t, "e2e")
+	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
+	user, password := iggyUser(t, env, nil)
+	confluentRoundTrip(t, env, map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN",
+		"sasl.username": user, "sasl.password": password, "ssl.ca.location": ca.CertFile})
+}
+
+// saramaRoundTrip produces one record with a sarama SyncProducer and reads it back with a
+// partition consumer, both configured as docs/SECURITY.md shows (tlsCfg nil: no TLS).
+func saramaRoundTrip(t *testing.T, env *Env, user, password string, tlsCfg *tls.Config) {
+	t.Helper()
+	topic := env.CreateTopic(t, 1)
+	cfg := saramaConfig()
+	if tlsCfg != nil {
+		cfg.Net.TLS.Enable, cfg.Net.TLS.Config = true, tlsCfg
+	}
+	cfg.Net.SASL.Enable = true
+	cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+	cfg.Net.SASL.User, cfg.Net.SASL.Password = user, password
+	cfg.Net.SASL.Handshake = true
+	cfg.Producer.Return.Successes = true
+	cl := saramaClient(t, env, cfg)
+	producer, err := sarama.NewSyncProducerFromClient(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer producer.Close()
+	if _, _, err := producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("sarama-secret")}); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	consumer, err := sarama.NewConsumerFromClient(cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	pc, err := consumer.ConsumePartition(topic, 0, sarama.OffsetOldest)
+	if err != nil {
+		t.Fatalf("consume: %v", err)
+	}
+	defer pc.Close()
+	select {
+	case m := <-pc.Messages():
+		if string(m.Value) != "sarama-secret" || m.Offset != 0 {
+			t.Errorf("consumed %q at offset %d", m.Value, m.Offset)
+		}
+	case err := <-pc.Errors():
+		t.Fatalf("consume: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no record consumed within 30 s")
+	}
+	// A wrong password is refused with the authentication error.
+	bad := saramaConfig()
+	bad.Net.TLS, bad.Net.SASL = cfg.Net.TLS, cfg.Net.SASL
+	bad.Net.SASL.Password = "wrong"
+	bad.Metadata.Retry.Max = 0
+	if c, err := sarama.NewClient([]string{env.Bootstrap}, bad); !errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		if c != nil {
+			c.Close()
+		}
+		t.Errorf("wrong password: err = %v, want SASL authentication failed", err)
+	}
+}
+
+func TestSecuritySaramaSASLPlaintext(t *testing.T) {
+	securityScenario(t, saramaFamily, CellSASL)
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
+	user, password := iggyUser(t, env, nil)
+	saramaRoundTrip(t, env, user, password, nil)
+}
+
+func TestSecuritySaramaSASLSSL(t *testing.T) {
+	securityScenario(t, saramaFamily, CellSASL, CellTLS)
+	ca := tlstest.NewCA(t, "e2e")
+	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
+	user, password := iggyUser(t, env, nil)
+	saramaRoundTrip(t, env, user, password, clientTLS(ca))
+}
+
+// kafkajsRoundTrip produces the timed sample with kafkajs's idempotent producer and reads it
+// back with a kafkajs group consumer, both with the security options secArgs.
+func kafkajsRoundTrip(t *testing.T, env *Env, secArgs ...string) {
+	t.Helper()
+	topic := env.CreateTopic(t, 1)
+	want := timedSampleRecords()
+	var produced struct {
+		BaseOffsets []int64 `json:"base_offsets"`
+	}
+	kafkajsScript.run(t, env, want, &produced, append([]string{"produce", "--topic", topic, "--codec", "none"}, secArgs...)...)
+	var out struct {
+		Records []Rec `json:"records"`
+	}
+	kafkajsScript.run(t, env, nil, &out, append([]string{"group-consume", "--topic", topic, "--group", "g-" + topic,
+		"--count", strconv.Itoa(len(want))}, secArgs...)...)
+	checkRecords(t, out.Records, want, 0, timeWindow{})
+}
+
+func TestSecurityKafkajsSASLPlaintext(t *testing.T) {
+	securityScenario(t, kafkajsFamily, CellSASL)
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
+	user, password := iggyUser(t, env, nil)
+	kafkajsRoundTrip(t, env, "--sasl-username", user, "--sasl-password", password)
+}
+
+func TestSecurityKafkajsSASLSSL(t *testing.T) {
+	securityScenario(t, kafkajsFamily, CellSASL, CellTLS)
+	ca := tlstest.NewCA(t, "e2e")
+	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
+	user, password := iggyUser(t, env, nil)
+	kafkajsRoundTrip(t, env, "--ca", ca.CertFile, "--sasl-username", user, "--sasl-password", password)
+}
+
+// franz-go with OAUTHBEARER and an Iggy personal access token that expires long before
+// SASL_SESSION_LIFETIME: the token works while valid, the session is capped by its expiry, and
+// once it has expired the client's re-authentication is refused on the same connection.
+func TestSecurityFranzOAuthBearer(t *testing.T) {
+	securityScenario(t, franzFamily, CellSASL)
+	const tokenLife = 4 * time.Second
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true", "IGGY_KAFKA_SASL_SESSION_LIFETIME=1h")
+	user, password := iggyUser(t, env, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	owner, err := iggy.DialConn(ctx, iggy.Config{Addr: env.iggy.target.addr, Username: user, Password: password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := owner.CreatePAT(ctx, "kafka", uint64(tokenLife.Microseconds()))
+	owner.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expires := time.Now().Add(tokenLife)
+	topic := env.CreateTopic(t, 1)
+	bearer := kgo.SASL(oauth.Auth{Token: token}.AsMechanism())
+	producer := env.Kgo(t, bearer)
+	if err := producer.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("bearer-secret")}).FirstErr(); err != nil {
+		t.Fatalf("produce with a valid token: %v", err)
+	}
+	consumer := env.Kgo(t, bearer, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	fs := consumer.PollFetches(ctx)
+	if err := fs.Err0(); err != nil {
+		t.Fatalf("consume with a valid token: %v", err)
+	}
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != "bearer-secret" {
+		t.Errorf("consumed %v", recs)
+	}
+	consumer.Close() // its connections would re-authenticate too, each throttled after the first failure
+	if !strings.Contains(env.gateway.Output.String(), "mechanism=OAUTHBEARER user="+user) {
+		t.Error("the gateway log does not name the token's user")
+	}
+	time.Sleep(time.Until(expires) + 200*time.Millisecond)
+	err = producer.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("after expiry")}).FirstErr()
+	if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Errorf("produce after the token expired: err = %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
+}
+
+// A burst of wrong passwords from one address, sent by concurrent franz-go clients, is
+// throttled by the gateway binary: every attempt is refused with SASL_AUTHENTICATION_FAILED,
+// the attempts run one at a time, and each waits twice as long as the previous one (500 ms,
+// 1 s, 2 s after the first failure), so the burst takes at least 3.5 s.
+func TestSecurityPasswordBurstThrottled(t *testing.T) {
+	securityScenario(t, franzFamily, CellSASL)
+	const attempts = 4
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
+	user, _ := iggyUser(t, env, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type answer struct {
+		at  time.Time
+		err error
+	}
+	answers := make(chan answer, attempts)
+	start := time.Now()
+	for range attempts {
+		cl := env.Kgo(t, kgo.SASL(plain.Auth{User: user, Pass: "guess"}.AsMechanism()))
+		go func() {
+			err := cl.Ping(ctx)
+			answers <- answer{time.Now(), err}
+		}()
+	}
+	var last time.Time
+	for range attempts {
+		a := <-answers
+		if !errors.Is(a.err, kerr.SaslAuthenticationFailed) {
+			t.Errorf("wrong password: err = %v, want SASL_AUTHENTICATION_FAILED", a.err)
+		}
+		last = a.at
+	}
+	burst := last.Sub(start)
+	t.Logf("%d wrong passwords answered within %v", attempts, burst)
+	if burst < 3500*time.Millisecond {
+		t.Errorf("%d wrong passwords answered within %v: want at least 3.5 s (0.5 + 1 + 2 s of throttling)", attempts, burst)
+	}
+}
