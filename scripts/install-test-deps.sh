@@ -88,6 +88,8 @@ fi
 
 step "kcat (Debian)"
 need kcat kcat
+# The TLS scenarios make their Java key stores with openssl and the JDK's keytool.
+need openssl openssl
 done_step "$(kcat -V 2>&1 | grep -o 'Version [^ ]*' | head -1)"
 
 step "Python: virtualenv .cache/venv (e2e/python/requirements.txt)"
