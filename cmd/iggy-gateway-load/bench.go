@@ -217,6 +217,9 @@ type legResult struct {
 	GatewayCPU      time.Duration
 	GatewayPeakRSS  int64
 	GatewayMeasured bool
+	// IggyCPU is the external Iggy server's CPU (--iggy-pid) during a gateway or direct leg.
+	IggyCPU      time.Duration
+	IggyMeasured bool
 	// ToolCPU is this process: load generator, verifier and, by default, the Iggy server.
 	ToolCPU time.Duration
 	// MeanBatch is the mean records per produce batch (franz-go) or send (direct).
@@ -270,9 +273,24 @@ func (b *bench) measure(ctx context.Context, n int, l leg) *legResult {
 			return r
 		}
 	}
+	iggy := b.o.IggyPID != 0 && !l.viaKafka
+	iggy0, err := time.Duration(0), error(nil)
+	if iggy {
+		if iggy0, err = procCPU(b.o.IggyPID); err != nil {
+			fmt.Fprintf(b.progress, "  Iggy server CPU not measured: %v\n", err)
+			iggy = false
+		}
+	}
 	self0 := selfCPU()
 	r.Err = l.run(ctx, r)
 	r.ToolCPU = selfCPU() - self0
+	if iggy {
+		if iggy1, err := procCPU(b.o.IggyPID); err != nil {
+			fmt.Fprintf(b.progress, "  Iggy server CPU not measured: %v\n", err)
+		} else {
+			r.IggyCPU, r.IggyMeasured = iggy1-iggy0, true
+		}
+	}
 	if gw {
 		cpu1, err1 := procCPU(pid)
 		rss, err2 := childproc.PeakRSS(pid)

@@ -171,6 +171,14 @@ func TestCompareKafkaLegs(t *testing.T) {
 	}
 	defer broker.Stop()
 	o.KafkaAddr, o.KafkaPID = broker.Addr, broker.PID()
+	// The tool's own gateway legs go to a second server in this process, measured as an
+	// external Iggy server (--iggy-pid).
+	iggySrv, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer iggySrv.Close()
+	o.IggyAddr, o.IggyPID = iggySrv.Addr(), os.Getpid()
 
 	res, err := compare(ctx, o, io.Discard)
 	if err != nil {
@@ -191,8 +199,15 @@ func TestCompareKafkaLegs(t *testing.T) {
 			}
 		}
 	}
+	for _, name := range []string{legProduceGateway, legConsumeGateway, legProduceKafka} {
+		for i, l := range res.leg(name) {
+			if want := !strings.HasSuffix(name, "kafka"); l.IggyMeasured != want {
+				t.Errorf("%s round %d: Iggy server measured %v, want %v", name, i+1, l.IggyMeasured, want)
+			}
+		}
+	}
 	// (Server CPU is not compared here: a tiny load takes less than /proc's 10 ms resolution.)
-	for _, want := range []string{"gateway/kafka produce rate", "gateway/kafka consume rate"} {
+	for _, want := range []string{"gateway/kafka produce rate", "gateway/kafka consume rate", "iggy CPU s/GB"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report without %q:\n%s", want, out.String())
 		}

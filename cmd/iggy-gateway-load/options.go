@@ -42,6 +42,9 @@ type Options struct {
 	// legs); empty: none. KafkaPID is its process, for its CPU and RSS figures.
 	KafkaAddr string
 	KafkaPID  int
+	// IggyPID is the process of the Iggy server at IggyAddr, for its CPU in the gateway and
+	// direct legs (0: not measured).
+	IggyPID int
 
 	// TopicFlush is the flush mode of the test topics (docs/DURABILITY.md), as the gateway
 	// would create them.
@@ -102,6 +105,7 @@ func parseOptions(args []string, stderr io.Writer) (*Options, error) {
 	})
 	fs.StringVar(&o.KafkaAddr, "kafka-addr", "", "also run the franz-go legs against the Kafka broker at this address (topics created through its admin API)")
 	fs.IntVar(&o.KafkaPID, "kafka-pid", 0, "process id of the broker at --kafka-addr, for its CPU and RSS figures")
+	fs.IntVar(&o.IggyPID, "iggy-pid", 0, "process id of the Iggy server at --iggy-addr, for its CPU in the gateway and direct legs")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write CPU profiles of the started gateway's produce and consume legs to this directory")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "fail a leg that makes no progress for this long")
 	fs.BoolVar(&o.KeepTopics, "keep-topics", false, "do not delete the test topics at the end")
@@ -164,6 +168,8 @@ func (o *Options) validate() error {
 		return errors.New("--stall-timeout must be positive")
 	case o.GatewayPID != 0 && o.GatewayAddr == "":
 		return errors.New("--gateway-pid needs --gateway-addr")
+	case o.IggyPID != 0 && o.IggyAddr == "":
+		return errors.New("--iggy-pid needs --iggy-addr (the in-memory server runs in this process)")
 	case o.KafkaPID != 0 && o.KafkaAddr == "":
 		return errors.New("--kafka-pid needs --kafka-addr")
 	case o.ProfileDir != "" && o.GatewayAddr != "":

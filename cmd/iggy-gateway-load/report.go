@@ -22,17 +22,18 @@ type legSummary struct {
 	PerRequest          float64 // records per produce batch, direct send, fetch or poll
 	GatewayCPUPerGB     float64 // -1: not measured
 	GatewayPeakRSS      int64
+	IggyCPUPerGB        float64 // external Iggy server (--iggy-pid); -1: not measured
 	ToolCPUPerGB        float64
 	WireRatio           float64 // compressed/uncompressed, gateway produce
 	Verified            int     // records verified per round (consume legs)
 }
 
 func summarize(name string, legs []*legResult) legSummary {
-	s := legSummary{Name: name, GatewayCPUPerGB: -1}
+	s := legSummary{Name: name, GatewayCPUPerGB: -1, IggyCPUPerGB: -1}
 	var rates, mbs []float64
 	var reqs, recs []*latencies
-	var bytes, gwBytes int64
-	var tool, gwCPU time.Duration
+	var bytes, gwBytes, iggyBytes int64
+	var tool, gwCPU, iggyCPU time.Duration
 	var records, batches float64
 	for _, l := range legs {
 		if l.Err != nil {
@@ -49,6 +50,10 @@ func summarize(name string, legs []*legResult) legSummary {
 			gwCPU += l.GatewayCPU
 			gwBytes += l.Bytes
 			s.GatewayPeakRSS = max(s.GatewayPeakRSS, l.GatewayPeakRSS)
+		}
+		if l.IggyMeasured {
+			iggyCPU += l.IggyCPU
+			iggyBytes += l.Bytes
 		}
 		records += float64(l.Records)
 		if l.MeanBatch > 0 {
@@ -71,6 +76,9 @@ func summarize(name string, legs []*legResult) legSummary {
 	}
 	if gwBytes > 0 {
 		s.GatewayCPUPerGB = gwCPU.Seconds() / (float64(gwBytes) / 1e9)
+	}
+	if iggyBytes > 0 {
+		s.IggyCPUPerGB = iggyCPU.Seconds() / (float64(iggyBytes) / 1e9)
 	}
 	if bytes > 0 {
 		s.ToolCPUPerGB = tool.Seconds() / (float64(bytes) / 1e9)
@@ -133,20 +141,25 @@ func printReport(w io.Writer, r *result) {
 	sums := map[string]legSummary{}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	// srv: the gateway in gateway legs, the Kafka broker in kafka legs (when their pids are known).
-	fmt.Fprintln(tw, "leg\trecords/s\tMB/s\treq p50\treq p99\treq p999\trecs/req\tsrv CPU s/GB\tsrv peak RSS\ttool CPU s/GB\t")
+	// iggy: an external Iggy server (--iggy-pid), in gateway and direct legs.
+	fmt.Fprintln(tw, "leg\trecords/s\tMB/s\treq p50\treq p99\treq p999\trecs/req\tsrv CPU s/GB\tsrv peak RSS\tiggy CPU s/GB\ttool CPU s/GB\t")
 	for _, name := range names {
 		s := summarize(name, r.leg(name))
 		sums[name] = s
 		if s.Rounds == 0 {
-			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\t\t\n", name)
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\t\t\t\n", name)
 			continue
 		}
 		gwCPU, gwRSS := "-", "-"
 		if s.GatewayCPUPerGB >= 0 {
 			gwCPU, gwRSS = fmt.Sprintf("%.2f", s.GatewayCPUPerGB), fmt.Sprintf("%.0f MiB", float64(s.GatewayPeakRSS)/(1<<20))
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.2f\t\n", name, s.RecordsPerSec, s.MBps,
-			ms(s.Requests.P50), ms(s.Requests.P99), ms(s.Requests.P999), s.PerRequest, gwCPU, gwRSS, s.ToolCPUPerGB)
+		iggyCPU := "-"
+		if s.IggyCPUPerGB >= 0 {
+			iggyCPU = fmt.Sprintf("%.2f", s.IggyCPUPerGB)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%.2f\t\n", name, s.RecordsPerSec, s.MBps,
+			ms(s.Requests.P50), ms(s.Requests.P99), ms(s.Requests.P999), s.PerRequest, gwCPU, gwRSS, iggyCPU, s.ToolCPUPerGB)
 	}
 	tw.Flush()
 
@@ -192,6 +205,10 @@ func printReport(w io.Writer, r *result) {
 			fmt.Fprintf(w, "  CPU s/GB: gateway path %.2f (gateway %.2f + this process %.2f), direct %.2f; when the machine's CPUs are the limit, the ratio is at most %.2f\n",
 				path, g.GatewayCPUPerGB, g.ToolCPUPerGB, d.ToolCPUPerGB, d.ToolCPUPerGB/path)
 		}
+		if g, d := sums[pair[0]], sums[pair[1]]; g.IggyCPUPerGB >= 0 && d.IggyCPUPerGB > 0 {
+			fmt.Fprintf(w, "  Iggy server CPU s/GB: gateway path %.2f, direct %.2f (gateway/direct %.2f)\n",
+				g.IggyCPUPerGB, d.IggyCPUPerGB, g.IggyCPUPerGB/d.IggyCPUPerGB)
+		}
 	}
 	for _, name := range names {
 		if s := sums[name]; s.Verified > 0 {
@@ -225,8 +242,13 @@ func printKafkaRatio(w io.Writer, rs []float64, g, k legSummary, what string) {
 		each[i] = fmt.Sprintf("%.2f", x)
 	}
 	fmt.Fprintf(w, "gateway/kafka %s rate: %.2f median of rounds [%s]\n", what, median(rs), strings.Join(each, " "))
-	if g.GatewayCPUPerGB >= 0 && k.GatewayCPUPerGB > 0 {
-		fmt.Fprintf(w, "  server CPU s/GB: gateway %.2f, Kafka broker %.2f (gateway/kafka %.2f; an Iggy server outside this process is not counted)\n",
+	switch {
+	case g.GatewayCPUPerGB >= 0 && g.IggyCPUPerGB >= 0 && k.GatewayCPUPerGB > 0:
+		server := g.GatewayCPUPerGB + g.IggyCPUPerGB
+		fmt.Fprintf(w, "  server CPU s/GB: gateway %.2f + Iggy server %.2f = %.2f, Kafka broker %.2f (gateway+Iggy/kafka %.2f)\n",
+			g.GatewayCPUPerGB, g.IggyCPUPerGB, server, k.GatewayCPUPerGB, server/k.GatewayCPUPerGB)
+	case g.GatewayCPUPerGB >= 0 && k.GatewayCPUPerGB > 0:
+		fmt.Fprintf(w, "  server CPU s/GB: gateway %.2f, Kafka broker %.2f (gateway/kafka %.2f; an Iggy server outside this process is not counted: --iggy-pid)\n",
 			g.GatewayCPUPerGB, k.GatewayCPUPerGB, g.GatewayCPUPerGB/k.GatewayCPUPerGB)
 	}
 }

@@ -130,7 +130,7 @@ func (b *Broker) fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 		b.readFetch(ctx, f)
 	}
 	b.observeFetched(f)
-	return &listener.Response{Response: resp, SizeHint: fetchSizeHint(resp), Release: f.release}, nil
+	return &listener.Response{Response: resp, SizeHint: fetchSizeHint(resp), Release: f.release, AppendSpliced: splicedFetch(resp)}, nil
 }
 
 // release returns the record buffers to the pool once the response no longer needs them.

@@ -14,6 +14,9 @@ func tailKey(k partKey) tailcache.Key {
 	return tailcache.Key{Stream: k.Stream, Topic: k.Topic, Partition: k.Partition}
 }
 
+// TailCacheStats reports what the tail cache did and holds (zero when it is off).
+func (b *Broker) TailCacheStats() tailcache.Stats { return b.tail.Stats() }
+
 // cacheWritten puts p's batches, which Iggy confirmed at offsets from base, in the tail
 // cache; gen is the cache's generation taken before the send.
 func (b *Broker) cacheWritten(p *producePart, gen, base uint64) {

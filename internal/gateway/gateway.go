@@ -158,6 +158,7 @@ func (g *Gateway) start(ctx context.Context) error {
 	if g.metrics != nil {
 		g.metrics.WatchProducers(b.ProducerUsage())
 	}
+	g.watchTailCache()
 	if cfg.Bridge.Enabled {
 		if err := b.LoadEpochs(ctx); err != nil {
 			return fmt.Errorf("loading leader epochs from Iggy stream %q, topic %q: %w", offsets.DefaultStream, offsets.EpochTopic, err)

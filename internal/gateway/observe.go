@@ -92,6 +92,19 @@ func (g *Gateway) watchGroups() {
 	})
 }
 
+// watchTailCache exports the broker's tail cache counters and contents.
+func (g *Gateway) watchTailCache() {
+	if g.metrics == nil {
+		return
+	}
+	b := g.broker
+	g.metrics.WatchTailCache(func() metrics.TailCacheStats {
+		s := b.TailCacheStats()
+		return metrics.TailCacheStats{Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions, Resets: s.Resets,
+			Invalidations: s.Invalidations, Batches: s.Batches, Bytes: s.Bytes}
+	})
+}
+
 // watchBudget exports the request-memory budget that every listener shares.
 func (g *Gateway) watchBudget(b *listener.Budget) {
 	if g.metrics == nil {

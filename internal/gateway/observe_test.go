@@ -30,8 +30,23 @@ func TestMetricsReportTopicsPoolAndGroupLag(t *testing.T) {
 	if _, err := adm.CommitOffsets(ctx, "lagging", offsets); err != nil {
 		t.Fatal(err)
 	}
+	// Read the records back: the gateway answers from its tail cache.
+	consumer := kafkaClient(t, g.kafkaAddr(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(0)}}))
+	for got := 0; got < 3; {
+		fs := consumer.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
 	_, body := httpGet(t, "http://"+g.MetricsAddr()+"/metrics")
+	if strings.Contains(body, "iggy_gateway_kafka_tail_cache_hits_total 0\n") {
+		t.Error("the consumer's reads were not counted as tail cache hits")
+	}
 	for _, want := range []string{
+		"iggy_gateway_kafka_tail_cache_batches 3\n",
+		"iggy_gateway_kafka_tail_cache_hits_total ",
+		"iggy_gateway_kafka_tail_cache_invalidations_total 0\n",
 		`iggy_gateway_kafka_consumer_group_lag_records{group="lagging"} 2`,
 		`iggy_gateway_kafka_consumer_group_committed_partitions{group="lagging"} 1`,
 		`iggy_gateway_kafka_produced_records_total{topic="` + topic + `"} 3`,

@@ -496,7 +496,8 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
 	defer c.stopReading()
-	var buf []byte
+	var w responseWriter
+	_, w.vectored = c.nc.(*net.TCPConn)
 	for sl := range c.slots {
 		c.writing = sl
 		select {
@@ -519,21 +520,14 @@ func (c *conn) writeLoop() {
 				c.nc.Close()
 				return
 			}
-			resp, hint := unwrapResponse(sl.resp)
-			// The built response and its encoding are memory this request holds until written.
-			sl.mem.charge(sizeOf(reflect.ValueOf(resp), true) - sl.reserved.Load())
-			out := appendResponse(writeBuffer(buf, hint), sl.r.corrID, resp)
-			sl.mem.charge(int64(len(out)))
-			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-			_, err := c.nc.Write(out)
-			buf = keepWriteBuffer(buf, out)
+			n, err := w.write(c, sl)
 			if err != nil {
 				c.log.Info("response write failed", "err", err)
 				c.finish(sl, 0, Failed)
 				c.nc.Close()
 				return
 			}
-			outcome, written = Answered, len(out)
+			outcome, written = Answered, n
 			if sl.r.invalid != nil {
 				outcome = Invalid
 			}
@@ -551,6 +545,40 @@ func (c *conn) writeLoop() {
 			return
 		}
 	}
+}
+
+// responseWriter encodes and writes a connection's responses, keeping its buffers between
+// them.
+type responseWriter struct {
+	buf      []byte // encoded responses, or their heads when spliced
+	splices  []Splice
+	bufs     net.Buffers
+	vectored bool // the connection writes net.Buffers with writev (TCP; TLS would copy anyway)
+}
+
+// write encodes sl's response and writes it, and returns the bytes written. The built
+// response and its encoding are memory the request holds until written: both are charged to
+// its reservation (spliced bytes are the response's own, already counted with it).
+func (w *responseWriter) write(c *conn, sl *slot) (int, error) {
+	resp, hint := unwrapResponse(sl.resp)
+	sl.mem.charge(sizeOf(reflect.ValueOf(resp), true) - sl.reserved.Load())
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+	if enc := spliced(sl.resp); enc != nil && w.vectored {
+		flexible := resp.IsFlexible() && resp.Key() != apiVersionsKey
+		head, splices, bufs, size := appendSplicedResponse(w.buf[:0], w.splices[:0], w.bufs[:0], sl.r.corrID, flexible, enc)
+		sl.mem.charge(int64(len(head)))
+		pending := bufs // WriteTo consumes what it is called on
+		_, err := pending.WriteTo(c.nc)
+		clear(splices) // the spliced memory goes back to the handler with Release
+		clear(bufs)
+		w.buf, w.splices, w.bufs = keepWriteBuffer(w.buf, head), splices[:0], bufs[:0]
+		return size, err
+	}
+	out := appendResponse(writeBuffer(w.buf, hint), sl.r.corrID, resp)
+	sl.mem.charge(int64(len(out)))
+	_, err := c.nc.Write(out)
+	w.buf = keepWriteBuffer(w.buf, out)
+	return len(out), err
 }
 
 type slotKey struct{}

@@ -28,6 +28,7 @@ func full() *Metrics {
 	m.WatchCoordinatorLog(func() (uint64, uint64) { return 1000, 10 })
 	m.WatchGroups(func() []GroupLag { return []GroupLag{{Group: "g", State: "Stable", Lag: 5, Partitions: 2}} })
 	m.WatchProducers(fixedUsage{})
+	m.WatchTailCache(func() TailCacheStats { return TailCacheStats{Hits: 3, Batches: 2, Bytes: 2048} })
 	return m
 }
 

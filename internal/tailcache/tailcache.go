@@ -19,8 +19,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-
-	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
 )
 
 // Offsets in a v2 record batch header (Kafka's DefaultRecordBatch). The CRC covers the bytes
@@ -60,6 +58,9 @@ type Cache struct {
 	bytes      int
 	generation uint64 // bumped by every invalidation
 	stats      Stats
+	// held mirrors bytes for the recycler, which must not take mu: blocks are let go under it.
+	held    atomic.Int64
+	recycle *recycler
 }
 
 // run is one partition's contiguous cached batches, in offset order.
@@ -77,26 +78,18 @@ type entry struct {
 	elem      *list.Element
 }
 
-// block is the pooled buffer the batches of one Put were copied into. It goes back to the
-// pool once no entry in the cache and no reader refers to it: copying into recycled memory
-// costs a tenth of copying into fresh pages (BenchmarkPut1MiB).
+// block is the buffer the batches of one Put were copied into. It goes back to the cache's
+// recycler once no entry in the cache and no reader refers to it: copying into recycled
+// memory costs a tenth of copying into fresh pages (BenchmarkPut1MiB).
 type block struct {
-	buf  []byte
-	refs atomic.Int32
-}
-
-// newBuffer is a pooled buffer for n bytes, or an exact one when the pool's smallest class
-// would waste most of it.
-func newBuffer(n int) []byte {
-	if n < bufpool.MinSize/2 {
-		return make([]byte, 0, n)
-	}
-	return bufpool.Get(n)
+	buf     []byte
+	refs    atomic.Int32
+	recycle *recycler
 }
 
 func (b *block) unref() {
 	if b.refs.Add(-1) == 0 {
-		bufpool.Put(b.buf)
+		b.recycle.put(b.buf)
 	}
 }
 
@@ -115,7 +108,9 @@ func New(limit int) *Cache {
 	if limit <= 0 {
 		return nil
 	}
-	return &Cache{limit: limit, parts: make(map[Key]*run)}
+	c := &Cache{limit: limit, parts: make(map[Key]*run)}
+	c.recycle = &recycler{limit: limit, held: func() int { return int(c.held.Load()) }}
+	return c
 }
 
 // Generation is a token to take before a write whose batches will be Put: a Put with a
@@ -143,17 +138,20 @@ func (c *Cache) Put(k Key, gen uint64, base uint64, batches []byte, leaderEpoch 
 	if c == nil {
 		return nil
 	}
-	blk := &block{buf: append(newBuffer(len(batches)), batches...)}
+	if size := c.recycle.sizeFor(len(batches)); size <= c.limit {
+		c.makeRoom(size)
+	}
+	blk := &block{buf: append(c.recycle.get(len(batches)), batches...), recycle: c.recycle}
 	entries, err := rewrite(k, blk.buf, base, leaderEpoch)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.parts[k]
 	switch {
 	case gen != c.generation:
-		bufpool.Put(blk.buf)
+		c.recycle.put(blk.buf)
 		return nil
 	case err != nil || cap(blk.buf) > c.limit:
-		bufpool.Put(blk.buf)
+		c.recycle.put(blk.buf)
 		if r != nil {
 			c.dropRunLocked(k, r)
 		}
@@ -173,6 +171,7 @@ func (c *Cache) Put(k Key, gen uint64, base uint64, batches []byte, leaderEpoch 
 		e.elem = c.order.PushBack(e)
 		r.entries = append(r.entries, e)
 		c.bytes += e.cost
+		c.held.Add(int64(e.cost))
 	}
 	for c.bytes > c.limit {
 		c.evictOldestLocked()
@@ -309,6 +308,7 @@ func (c *Cache) clearRunLocked(r *run) {
 	for _, e := range r.entries {
 		c.order.Remove(e.elem)
 		c.bytes -= e.cost
+		c.held.Add(-int64(e.cost))
 		e.blk.unref()
 	}
 	clear(r.entries)
@@ -320,11 +320,23 @@ func (c *Cache) dropRunLocked(k Key, r *run) {
 	delete(c.parts, k)
 }
 
+// makeRoom evicts the oldest batches until a buffer of size bytes fits within the limit, so
+// that a full cache copies the next batches into the buffers it evicts rather than into
+// fresh memory.
+func (c *Cache) makeRoom(size int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.bytes+size > c.limit && c.order.Len() > 0 {
+		c.evictOldestLocked()
+	}
+}
+
 // evictOldestLocked drops the oldest cached batch. It is the first of its run: runs are
 // appended in order and eviction takes the oldest first.
 func (c *Cache) evictOldestLocked() {
 	e := c.order.Remove(c.order.Front()).(*entry)
 	c.bytes -= e.cost
+	c.held.Add(-int64(e.cost))
 	e.blk.unref()
 	c.stats.Evictions++
 	r := c.parts[e.key]
