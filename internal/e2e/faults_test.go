@@ -545,10 +545,21 @@ print("done", p.flush(60), flush=True)
 // none is stored twice or out of order.
 func pythonGatewayKilled(t *testing.T, _ *Env) {
 	env := startRestartableEnv(t)
-	topic := env.CreateTopic(t, 2)
-	ctx := ctxFor(t, 2*time.Minute)
-	const n = 2000
-	p := startBackground(t, Cmd{Name: pythonBin(), Args: []string{"-c", pyKillProducer, env.Bootstrap, topic, strconv.Itoa(n)}})
+	reportingProducerFault(t, env, 2, 2000, "py-", func(topic string, n int) Cmd {
+		return Cmd{Name: pythonBin(), Args: []string{"-c", pyKillProducer, env.Bootstrap, topic, strconv.Itoa(n)}}
+	}, func() { crash(t, env) }, "the gateway's SIGKILL and restart")
+}
+
+// reportingProducerFault runs a client program (started by command) that produces n records
+// <prefix>NNNNNN to a new topic of partitions partitions and prints one line per delivery
+// report ("ok VALUE PARTITION OFFSET" or "err VALUE ERROR"), then "done N" with the number of
+// records still undelivered. Once 300 deliveries are reported, fault runs. The program must
+// deliver every record by itself; every record reported delivered must be stored where it was
+// told, and none may be stored twice or out of order.
+func reportingProducerFault(t *testing.T, env *Env, partitions, n int, prefix string, command func(topic string, n int) Cmd, fault func(), faultName string) {
+	topic := env.CreateTopic(t, partitions)
+	ctx := ctxFor(t, 3*time.Minute)
+	p := startBackground(t, command(topic, n))
 	delivered := func(lines []string) int {
 		c := 0
 		for _, l := range lines {
@@ -559,12 +570,12 @@ func pythonGatewayKilled(t *testing.T, _ *Env) {
 		return c
 	}
 	waitFor(t, 60*time.Second, "300 delivery reports", func() bool { return delivered(p.lines()) >= 300 })
-	beforeKill := p.lines()
-	crash(t, env)
+	beforeFault := p.lines()
+	fault()
 	select {
 	case <-p.Done():
 	case <-time.After(90 * time.Second):
-		t.Fatalf("the librdkafka producer did not finish within 90 s of the gateway's restart")
+		t.Fatalf("the producer did not finish within 90 s of %s", faultName)
 	}
 	lines := p.lines()
 	if len(lines) == 0 || lines[len(lines)-1] != "done 0" {
@@ -588,10 +599,10 @@ func pythonGatewayKilled(t *testing.T, _ *Env) {
 			acked[f[1]] = po
 			if got, ok := stored[po]; !ok || string(got.Value) != f[1] {
 				when := "after"
-				if i < len(beforeKill) {
+				if i < len(beforeFault) {
 					when = "before"
 				}
-				t.Errorf("record %s, reported delivered at %d/%d %s the kill, is not stored there", f[1], po.partition, po.offset, when)
+				t.Errorf("record %s, reported delivered at %d/%d %s %s, is not stored there", f[1], po.partition, po.offset, when, faultName)
 			}
 		case len(f) >= 2 && f[0] == "err":
 			failed = append(failed, l)
@@ -613,8 +624,8 @@ func pythonGatewayKilled(t *testing.T, _ *Env) {
 	for _, c := range copies {
 		dups += c - 1
 	}
-	checkExactlyOnceInOrder(t, stored, dups, func(v string) int { n, _ := strconv.Atoi(strings.TrimPrefix(v, "py-")); return n })
-	t.Logf("%d records delivered (%d before the kill), each stored once, in order", len(acked), delivered(beforeKill))
+	checkExactlyOnceInOrder(t, stored, dups, func(v string) int { n, _ := strconv.Atoi(strings.TrimPrefix(v, prefix)); return n })
+	t.Logf("%d records delivered (%d before %s), each stored once, in order", len(acked), delivered(beforeFault), faultName)
 }
 
 func last(lines []string) string {
