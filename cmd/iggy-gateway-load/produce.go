@@ -58,6 +58,23 @@ func (h *produceHooks) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, par
 // produceGateway writes every record through the gateway: one franz-go client per producer,
 // each record to the partition the layout gives it.
 func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
+	batches, err := b.produceThroughGateway(ctx, r, b.gwTopic)
+	b.batches = batches
+	return err
+}
+
+// produceGatewayIdempotenceOff is produceGateway with franz-go's idempotent writes disabled
+// (what a non-idempotent client sends: no producer id, no sequence numbers), on a topic of
+// its own: compared with produceGateway in the same run it measures what idempotence costs
+// the gateway (docs/PERFORMANCE.md).
+func (b *bench) produceGatewayIdempotenceOff(ctx context.Context, r *legResult) error {
+	_, err := b.produceThroughGateway(ctx, r, b.noIdemTopic, kgo.DisableIdempotentWrite())
+	return err
+}
+
+// produceThroughGateway writes every record to topic through the gateway and returns the
+// batch sizes franz-go cut, per lane.
+func (b *bench) produceThroughGateway(ctx context.Context, r *legResult, topic string, extra ...kgo.Opt) ([][]int, error) {
 	o := b.o
 	hooks := make([]*produceHooks, o.Producers)
 	clients := make([]*kgo.Client, o.Producers)
@@ -70,14 +87,14 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 	}()
 	for j := range clients {
 		hooks[j] = &produceHooks{requests: r.Requests, batches: map[int32][]int{}}
-		opts := append(o.producerOpts(), kgo.SeedBrokers(b.gwAddr), kgo.WithHooks(hooks[j]))
+		opts := append(append(o.producerOpts(), kgo.SeedBrokers(b.gwAddr), kgo.WithHooks(hooks[j])), extra...)
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		clients[j] = cl
-		if err := checkTopic(ctx, cl, b.gwTopic, o.Partitions); err != nil {
-			return err
+		if err := checkTopic(ctx, cl, topic, o.Partitions); err != nil {
+			return nil, err
 		}
 	}
 
@@ -94,7 +111,7 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 				vp := pool.Get().(*[]byte)
 				v := *vp
 				fillValue(v, seq)
-				rec := &kgo.Record{Topic: b.gwTopic, Partition: int32(b.l.partition(seq)), Value: v}
+				rec := &kgo.Record{Topic: topic, Partition: int32(b.l.partition(seq)), Value: v}
 				t0 := time.Now()
 				cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 					r.RecordLatency.add(time.Since(t0))
@@ -112,14 +129,14 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 	wg.Wait()
 	r.Elapsed = time.Since(start)
 
-	b.batches = make([][]int, o.Producers*o.Partitions)
+	batches := make([][]int, o.Producers*o.Partitions)
 	var raw, wire int64
 	var nBatches int
 	for j, h := range hooks {
 		h.wait(int(b.l.produced(j)), 5*time.Second)
 		h.mu.Lock()
 		for p, sizes := range h.batches {
-			b.batches[j*o.Partitions+int(p)] = sizes
+			batches[j*o.Partitions+int(p)] = sizes
 			nBatches += len(sizes)
 		}
 		raw, wire = raw+h.raw, wire+h.wire
@@ -129,13 +146,13 @@ func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
 		r.WireRatio = float64(wire) / float64(raw)
 	}
 	if n := failed.Load(); n > 0 {
-		return fmt.Errorf("%d records not acknowledged, first: %w", n, *firstErr.Load())
+		return batches, fmt.Errorf("%d records not acknowledged, first: %w", n, *firstErr.Load())
 	}
 	r.Records, r.Bytes = int64(o.Records), int64(o.Records)*int64(o.RecordSize)
 	if nBatches > 0 {
 		r.MeanBatch = float64(o.Records) / float64(nBatches)
 	}
-	return nil
+	return batches, nil
 }
 
 // checkTopic asks the gateway for topic's metadata, so that the measured time does not include
