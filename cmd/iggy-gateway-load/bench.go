@@ -35,6 +35,7 @@ type bench struct {
 
 	gwTopic, directTopic string
 	kafka                *kafkaBroker // nil without --kafka-addr
+	noIdemTopic          string       // "" unless --idempotence-off-leg
 	// batches is the record count of each batch franz-go wrote in the gateway produce leg, per
 	// lane (producer*partitions + partition), as franz-go reported them (batches of concurrent
 	// requests may be reported out of order): the direct leg sends batches of the same sizes.
@@ -128,7 +129,10 @@ func (b *bench) ensureStream(ctx context.Context) error {
 func (b *bench) createTopics(ctx context.Context) error {
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	b.gwTopic, b.directTopic = "load-"+run+"-gateway", "load-"+run+"-direct"
-	for _, name := range []string{b.gwTopic, b.directTopic} {
+	if b.o.IdempotenceOffLeg {
+		b.noIdemTopic = "load-" + run + "-gateway-idempotence-off"
+	}
+	for _, name := range b.topics() {
 		var opts iggy.TopicOptions
 		b.o.TopicFlush.Apply(&opts)
 		if _, err := b.iggy.CreateTopic(ctx, iggy.Name(b.o.IggyStream), name, uint32(b.o.Partitions), opts); err != nil {
@@ -150,7 +154,7 @@ func (b *bench) deleteTopics() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var errs []error
-	for _, name := range []string{b.gwTopic, b.directTopic} {
+	for _, name := range b.topics() {
 		if err := b.iggy.DeleteTopic(ctx, iggy.Name(b.o.IggyStream), iggy.Name(name)); err != nil {
 			errs = append(errs, fmt.Errorf("delete topic %q: %w", name, err))
 		}
@@ -159,7 +163,16 @@ func (b *bench) deleteTopics() error {
 	if b.kafka != nil {
 		errs = append(errs, b.kafka.deleteTopic(ctx))
 	}
+	b.gwTopic, b.directTopic, b.noIdemTopic = "", "", ""
 	return errors.Join(errs...)
+}
+
+// topics are the round's test topics.
+func (b *bench) topics() []string {
+	if b.noIdemTopic == "" {
+		return []string{b.gwTopic, b.directTopic}
+	}
+	return []string{b.gwTopic, b.directTopic, b.noIdemTopic}
 }
 
 // highWatermarks returns one past the last offset of each partition of topic, from Iggy.
@@ -301,8 +314,10 @@ func (b *bench) measure(ctx context.Context, n int, l leg) *legResult {
 		}
 	}
 	if profiling {
-		// "produce gateway" in round 2 → gateway-produce.2.cpu.pprof
-		name := fmt.Sprintf("%s.%d", strings.Fields(l.name)[0], n)
+		// "produce gateway" in round 2 → gateway-produce.2.cpu.pprof; "produce gateway
+		// idempotence-off" → gateway-produce-idempotence-off.2.cpu.pprof
+		words := strings.Fields(l.name)
+		name := fmt.Sprintf("%s.%d", strings.Join(append(words[:1:1], words[2:]...), "-"), n)
 		path, err := b.prof.stop(context.WithoutCancel(ctx), name)
 		if err != nil {
 			r.Err = errors.Join(r.Err, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -53,6 +54,8 @@ func (r *result) leg(name string) []*legResult {
 const (
 	legProduceGateway = "produce gateway"
 	legProduceDirect  = "produce direct"
+	// legProduceNoIdem is produce gateway with the client's idempotent writes off.
+	legProduceNoIdem  = "produce gateway idempotence-off"
 	legConsumeGateway = "consume gateway"
 	legConsumeDirect  = "consume direct"
 	legProduceKafka   = "produce kafka"
@@ -83,6 +86,9 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 	if o.Gateway {
 		legs = append(legs, leg{name: legProduceGateway, viaGateway: true, run: b.produceGateway})
 	}
+	if o.IdempotenceOffLeg {
+		legs = append(legs, leg{name: legProduceNoIdem, viaGateway: true, run: b.produceGatewayIdempotenceOff})
+	}
 	if o.Direct {
 		legs = append(legs, leg{name: legProduceDirect, run: b.produceDirect})
 	}
@@ -104,7 +110,7 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 			break
 		}
 		fmt.Fprintf(progress, "round %d of %d\n", i+1, o.Rounds)
-		round, err := b.round(ctx, i+1, legs)
+		round, err := b.round(ctx, i+1, alternateIdempotence(legs, i))
 		if err != nil {
 			roundErrs = append(roundErrs, fmt.Errorf("round %d: %w", i+1, err))
 			break
@@ -115,6 +121,18 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 	res.TeardownErr = errors.Join(append(roundErrs, b.close())...)
 	res.Total = time.Since(start)
 	return res, nil
+}
+
+// alternateIdempotence returns legs with the two gateway produce legs (idempotence on, off)
+// swapped in odd rounds (from 0), so that neither always runs first on a warm or cold
+// gateway. The direct leg comes after both and replays the idempotent leg's batches.
+func alternateIdempotence(legs []leg, round int) []leg {
+	if round%2 == 0 || len(legs) < 2 || legs[0].name != legProduceGateway || legs[1].name != legProduceNoIdem {
+		return legs
+	}
+	out := slices.Clone(legs)
+	out[0], out[1] = out[1], out[0]
+	return out
 }
 
 // round runs legs once on fresh topics, then deletes them.

@@ -37,6 +37,7 @@ func TestCompareRunsEveryLeg(t *testing.T) {
 	o := tinyOptions()
 	o.Codec, o.Rounds = "lz4", 2
 	o.ProfileDir = t.TempDir()
+	o.IdempotenceOffLeg = true
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var progress bytes.Buffer
@@ -50,7 +51,7 @@ func TestCompareRunsEveryLeg(t *testing.T) {
 	if !res.ok() {
 		t.Fatalf("comparison failed:\n%s\n%s", progress.String(), out.String())
 	}
-	for _, name := range []string{legProduceGateway, legProduceDirect, legConsumeGateway, legConsumeDirect} {
+	for _, name := range []string{legProduceGateway, legProduceNoIdem, legProduceDirect, legConsumeGateway, legConsumeDirect} {
 		legs := res.leg(name)
 		if len(legs) != o.Rounds {
 			t.Fatalf("leg %q ran %d times, want %d", name, len(legs), o.Rounds)
@@ -59,13 +60,13 @@ func TestCompareRunsEveryLeg(t *testing.T) {
 			switch {
 			case l.Records != int64(o.Records) || l.Elapsed <= 0 || l.Requests.summary().N == 0:
 				t.Errorf("%s round %d: %d records in %s over %d requests", name, i+1, l.Records, l.Elapsed, l.Requests.summary().N)
-			case strings.HasSuffix(name, "gateway") && (!l.GatewayMeasured || l.GatewayPeakRSS <= 0):
+			case strings.Contains(name, "gateway") && (!l.GatewayMeasured || l.GatewayPeakRSS <= 0):
 				t.Errorf("%s round %d: gateway resources not measured", name, i+1)
 			}
 			if strings.HasPrefix(name, "consume") && (l.Verify == nil || l.Verify.Valid != o.Records) {
 				t.Errorf("%s round %d: verification %+v", name, i+1, l.Verify)
 			}
-			if strings.HasSuffix(name, "gateway") {
+			if strings.Contains(name, "gateway") {
 				prof, err := os.ReadFile(l.Profile)
 				if err != nil || !bytes.HasPrefix(prof, []byte{0x1f, 0x8b}) {
 					t.Errorf("%s round %d: profile %q: %v, %d bytes", name, i+1, l.Profile, err, len(prof))
@@ -82,7 +83,10 @@ func TestCompareRunsEveryLeg(t *testing.T) {
 			t.Errorf("round %d: records per batch: gateway %.1f, direct %.1f", i+1, pg.MeanBatch, pd.MeanBatch)
 		}
 	}
-	for _, want := range []string{"gateway/direct produce rate", "gateway/direct consume rate", "verified 3000 records in each of 2 round(s)", "when the machine's CPUs are the limit"} {
+	if on, off := res.leg(legProduceGateway)[0].Profile, res.leg(legProduceNoIdem)[0].Profile; on == off {
+		t.Errorf("the produce legs with idempotence on and off wrote the same profile %s", on)
+	}
+	for _, want := range []string{"gateway/direct produce rate", "gateway/direct consume rate", "idempotence on/off produce rate (same gateway, same run)", "verified 3000 records in each of 2 round(s)", "when the machine's CPUs are the limit"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report without %q:\n%s", want, out.String())
 		}

@@ -30,6 +30,8 @@ type Options struct {
 	// cut in the gateway leg (or, without that leg, as many records as fit in BatchBytes).
 	DirectBatchRecords int
 	Gateway, Direct    bool // which legs run
+	// IdempotenceOffLeg adds a gateway produce leg with franz-go's idempotent writes off.
+	IdempotenceOffLeg bool
 
 	IggyAddr, IggyUsername, IggyPassword string // empty IggyAddr: in-memory server in-process
 	IggyStream                           string // the gateway's IGGY_STREAM
@@ -88,6 +90,7 @@ func parseOptions(args []string, stderr io.Writer) (*Options, error) {
 	fs.IntVar(&o.Producers, "producers", o.Producers, "concurrent producer clients (and direct writers)")
 	fs.IntVar(&o.FetchPartitionBytes, "fetch-max-partition-bytes", o.FetchPartitionBytes, "consumer bytes per partition and fetch (direct polls use the same)")
 	fs.IntVar(&o.DirectBatchRecords, "direct-batch-records", 0, "records per direct send (0: the batch sizes the gateway leg's producer cut)")
+	fs.BoolVar(&o.IdempotenceOffLeg, "idempotence-off-leg", false, "also produce through the gateway with franz-go's idempotent writes off (same gateway, a topic of its own) and print the idempotence on/off produce ratio; needs --acks all")
 	legs := fs.String("legs", "gateway,direct", "legs to run: gateway, direct or both")
 	fs.StringVar(&o.IggyAddr, "iggy-addr", "", "Iggy TCP address (default: an in-memory server started in-process)")
 	fs.StringVar(&o.IggyUsername, "iggy-username", o.IggyUsername, "Iggy user (also the bridge account of a started gateway)")
@@ -162,6 +165,8 @@ func (o *Options) validate() error {
 		return errors.New("--producers must be at least 1")
 	case o.BatchBytes < 1 || o.FetchPartitionBytes < 1:
 		return errors.New("--batch-max-bytes and --fetch-max-partition-bytes must be positive")
+	case o.IdempotenceOffLeg && (!o.Gateway || (o.Acks != "all" && o.Acks != "-1")):
+		return errors.New("--idempotence-off-leg needs the gateway leg and --acks all (other acks are never idempotent)")
 	case o.DirectBatchRecords < 0:
 		return errors.New("--direct-batch-records must not be negative")
 	case o.StallTimeout <= 0:

@@ -25,6 +25,7 @@ func TestParseOptions(t *testing.T) {
 		{"--records", "0"}, {"--record-size", "11"}, {"--codec", "brotli"}, {"--acks", "2"},
 		{"--partitions", "0"}, {"--producers", "0"}, {"--legs", "kafka"}, {"--gateway-env", "LOG_LEVEL=debug"},
 		{"--gateway-pid", "7"}, {"--iggy-pid", "7"}, {"--gateway-addr", "127.0.0.1:9093", "--profile-dir", "/tmp/p"}, {"extra"},
+		{"--idempotence-off-leg", "--acks", "1"}, {"--idempotence-off-leg", "--legs", "direct"},
 	} {
 		if _, err := parseOptions(bad, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("parseOptions(%q) = %v, want a usage error", bad, err)

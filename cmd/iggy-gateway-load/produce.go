@@ -58,17 +58,29 @@ func (h *produceHooks) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, par
 // produceGateway writes every record through the gateway: one franz-go client per producer,
 // each record to the partition the layout gives it. The direct leg replays its batch sizes.
 func (b *bench) produceGateway(ctx context.Context, r *legResult) error {
-	return b.produceFranz(ctx, r, b.gwAddr, b.gwTopic, true)
+	batches, err := b.produceFranz(ctx, r, b.gwAddr, b.gwTopic)
+	b.batches = batches
+	return err
+}
+
+// produceGatewayIdempotenceOff is produceGateway with franz-go's idempotent writes disabled
+// (what a non-idempotent client sends: no producer id, no sequence numbers), on a topic of
+// its own: compared with produceGateway in the same run it measures what idempotence costs
+// the gateway (docs/PERFORMANCE.md).
+func (b *bench) produceGatewayIdempotenceOff(ctx context.Context, r *legResult) error {
+	_, err := b.produceFranz(ctx, r, b.gwAddr, b.noIdemTopic, kgo.DisableIdempotentWrite())
+	return err
 }
 
 // produceKafka writes the same records to the Kafka broker, as produceGateway does.
 func (b *bench) produceKafka(ctx context.Context, r *legResult) error {
-	return b.produceFranz(ctx, r, b.kafka.addr, b.kafka.topic, false)
+	_, err := b.produceFranz(ctx, r, b.kafka.addr, b.kafka.topic)
+	return err
 }
 
-// produceFranz writes every record to topic at addr with franz-go; with keepBatches the batch
-// sizes franz-go cut are kept for the direct leg.
-func (b *bench) produceFranz(ctx context.Context, r *legResult, addr, topic string, keepBatches bool) error {
+// produceFranz writes every record to topic at addr with franz-go (extra options added) and
+// returns the batch sizes franz-go cut, per lane.
+func (b *bench) produceFranz(ctx context.Context, r *legResult, addr, topic string, extra ...kgo.Opt) ([][]int, error) {
 	o := b.o
 	hooks := make([]*produceHooks, o.Producers)
 	clients := make([]*kgo.Client, o.Producers)
@@ -81,14 +93,14 @@ func (b *bench) produceFranz(ctx context.Context, r *legResult, addr, topic stri
 	}()
 	for j := range clients {
 		hooks[j] = &produceHooks{requests: r.Requests, batches: map[int32][]int{}}
-		opts := append(o.producerOpts(), kgo.SeedBrokers(addr), kgo.WithHooks(hooks[j]))
+		opts := append(append(o.producerOpts(), kgo.SeedBrokers(addr), kgo.WithHooks(hooks[j])), extra...)
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		clients[j] = cl
 		if err := checkTopic(ctx, cl, topic, o.Partitions); err != nil {
-			return err
+			return nil, err
 		}
 	}
 
@@ -124,9 +136,6 @@ func (b *bench) produceFranz(ctx context.Context, r *legResult, addr, topic stri
 	r.Elapsed = time.Since(start)
 
 	batches := make([][]int, o.Producers*o.Partitions)
-	if keepBatches {
-		b.batches = batches
-	}
 	var raw, wire int64
 	var nBatches int
 	for j, h := range hooks {
@@ -143,13 +152,13 @@ func (b *bench) produceFranz(ctx context.Context, r *legResult, addr, topic stri
 		r.WireRatio = float64(wire) / float64(raw)
 	}
 	if n := failed.Load(); n > 0 {
-		return fmt.Errorf("%d records not acknowledged, first: %w", n, *firstErr.Load())
+		return batches, fmt.Errorf("%d records not acknowledged, first: %w", n, *firstErr.Load())
 	}
 	r.Records, r.Bytes = int64(o.Records), int64(o.Records)*int64(o.RecordSize)
 	if nBatches > 0 {
 		r.MeanBatch = float64(o.Records) / float64(nBatches)
 	}
-	return nil
+	return batches, nil
 }
 
 // checkTopic asks the gateway for topic's metadata, so that the measured time does not include

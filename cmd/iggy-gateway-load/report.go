@@ -194,12 +194,8 @@ func printReport(w io.Writer, r *result) {
 		if m >= goalRatio {
 			verdict = "meets"
 		}
-		each := make([]string, len(rs))
-		for i, x := range rs {
-			each[i] = fmt.Sprintf("%.2f", x)
-		}
 		fmt.Fprintf(w, "gateway/direct %s rate: %.2f median of rounds [%s] (%s the %.0f%% goal)\n",
-			what, m, strings.Join(each, " "), verdict, 100*goalRatio)
+			what, m, twoDecimals(rs), verdict, 100*goalRatio)
 		if g, d := sums[pair[0]], sums[pair[1]]; r.IggyInProcess && g.GatewayCPUPerGB >= 0 && d.ToolCPUPerGB > 0 {
 			path := g.GatewayCPUPerGB + g.ToolCPUPerGB
 			fmt.Fprintf(w, "  CPU s/GB: gateway path %.2f (gateway %.2f + this process %.2f), direct %.2f; when the machine's CPUs are the limit, the ratio is at most %.2f\n",
@@ -208,6 +204,13 @@ func printReport(w io.Writer, r *result) {
 		if g, d := sums[pair[0]], sums[pair[1]]; g.IggyCPUPerGB >= 0 && d.IggyCPUPerGB > 0 {
 			fmt.Fprintf(w, "  Iggy server CPU s/GB: gateway path %.2f, direct %.2f (gateway/direct %.2f)\n",
 				g.IggyCPUPerGB, d.IggyCPUPerGB, g.IggyCPUPerGB/d.IggyCPUPerGB)
+		}
+	}
+	if _, ok := sums[legProduceNoIdem]; ok {
+		if rs := ratios(r, legProduceGateway, legProduceNoIdem); len(rs) > 0 {
+			fmt.Fprintf(w, "idempotence on/off produce rate (same gateway, same run): %.2f median of rounds [%s]\n", median(rs), twoDecimals(rs))
+		} else {
+			fmt.Fprintln(w, "idempotence on/off produce rate: not comparable (legs failed)")
 		}
 	}
 	for _, name := range names {
@@ -258,4 +261,13 @@ func ms(d time.Duration) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
+
+// twoDecimals formats xs as space-separated numbers with two decimals.
+func twoDecimals(xs []float64) string {
+	each := make([]string, len(xs))
+	for i, x := range xs {
+		each[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(each, " ")
 }

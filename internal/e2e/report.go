@@ -86,9 +86,11 @@ failed, **FAIL** = a scenario failed, **pending** = the scenarios exist but are 
 ` + "`pendingFeatures`" + ` in ` + "`internal/e2e/features.go`" + ` (a gateway feature not landed yet, or a known
 gateway bug; the reason is in the scenario list below), **not tested** = no scenario yet. Scenarios assert the data that comes back (keys, values, headers, timestamps,
 offsets), not exit codes. "idempotence" means the client's idempotent producer works against the
-gateway (InitProducerId and sequenced batches accepted). The gateway does not deduplicate
-retried batches yet (` + "`IGGY_KAFKA_IDEMPOTENT_PRODUCERS`" + ` is refused at startup), so delivery is
-at-least-once: a retry after a lost acknowledgement can store a batch twice.
+gateway (InitProducerId and sequenced batches accepted). With ` + "`IGGY_KAFKA_IDEMPOTENT_PRODUCERS`" + `
+(the default) the gateway also deduplicates retried batches per partition as Kafka does, so an
+idempotent producer's records are stored once and in order, across dropped Iggy connections and
+gateway restarts (docs/IDEMPOTENCE.md; the fault scenarios assert it for franz-go, Java and
+librdkafka). Producers without idempotence stay at-least-once.
 
 `)
 	table := ReportTable(rs)
