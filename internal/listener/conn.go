@@ -77,6 +77,8 @@ type slot struct {
 	// frame is the pooled buffer the request was read into, to reuse once the request is
 	// finished; nil when its handler may keep referring to it.
 	frame []byte
+	// answerWait bounds ReserveAnswer's wait for memory (the read timeout).
+	answerWait time.Duration
 }
 
 // markStarted closes started once.
@@ -229,7 +231,7 @@ func (c *conn) readLoop() string {
 		}
 		c.requests++
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
-		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame)}
+		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame), answerWait: c.s.cfg.ReadTimeout}
 		var r *request
 		serial, err := c.saslGate(sl.key)
 		if err == nil {
