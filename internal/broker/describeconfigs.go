@@ -26,20 +26,38 @@ func init() {
 // Requested names the gateway does not know are left out, as Kafka does.
 func (b *Broker) describeConfigs(ctx context.Context, cc *listener.ConnContext, req *kmsg.DescribeConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	mem := newAnswerMemory(ctx)
 	for _, rr := range req.Resources {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-		entries, err := b.configsOf(ctx, cc, rr.ResourceType, rr.ResourceName)
-		res.ErrorCode, res.ErrorMessage = err.fields()
-		for _, e := range entries {
-			if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.name) {
-				continue
-			}
-			res.Configs = append(res.Configs, e.describe(req.IncludeSynonyms, req.IncludeDocumentation))
+		if !mem.tooLarge {
+			b.describeResource(ctx, cc, req, rr, &res)
+		}
+		// A resource's configs are about 100 times its request entry: the answer to many
+		// resources grows inside the request memory budget (docs/LIMITS.md).
+		fits, err := mem.take(res)
+		if err != nil {
+			return nil, err
+		}
+		if !fits {
+			res.Configs = nil
+			res.ErrorCode, res.ErrorMessage = tooLargeCode.Code, kmsg.StringPtr(tooLargeMessage)
 		}
 		resp.Resources = append(resp.Resources, res)
 	}
 	return resp, nil
+}
+
+// describeResource fills res with the configs of rr.
+func (b *Broker) describeResource(ctx context.Context, cc *listener.ConnContext, req *kmsg.DescribeConfigsRequest, rr kmsg.DescribeConfigsRequestResource, res *kmsg.DescribeConfigsResponseResource) {
+	entries, err := b.configsOf(ctx, cc, rr.ResourceType, rr.ResourceName)
+	res.ErrorCode, res.ErrorMessage = err.fields()
+	for _, e := range entries {
+		if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.name) {
+			continue
+		}
+		res.Configs = append(res.Configs, e.describe(req.IncludeSynonyms, req.IncludeDocumentation))
+	}
 }
 
 func (b *Broker) configsOf(ctx context.Context, cc *listener.ConnContext, typ kmsg.ConfigResourceType, name string) ([]configEntry, *apiError) {

@@ -106,6 +106,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 		Name: cfg.Listeners[0].Name, Dispatcher: g.b, Logger: opts.Logger,
 		MaxFrameSize: l.MaxFrameSize, MaxConnections: l.MaxConnections, MaxInFlight: l.MaxInFlight,
 		IdleTimeout: l.IdleTimeout, ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout,
+		Budget: listener.NewBudget(int64(l.MaxRequestMemory)),
 	})
 	done := make(chan error, 1)
 	go func() { done <- g.srv.Serve(ln) }()

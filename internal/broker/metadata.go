@@ -45,22 +45,41 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 	}
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	seen := make(map[string]bool, len(req.Topics))
+	mem := newAnswerMemory(ctx)
 	for _, rt := range req.Topics {
-		if rt.Topic == nil {
+		var t kmsg.MetadataResponseTopic
+		switch {
+		case rt.Topic == nil:
 			// Lookup by topic id (v10+): the gateway has no topic ids.
-			t := kmsg.NewMetadataResponseTopic()
+			t = kmsg.NewMetadataResponseTopic()
 			t.TopicID = rt.TopicID
 			t.ErrorCode = kerr.UnknownTopicID.Code
-			resp.Topics = append(resp.Topics, t)
-			continue
+		case seen[*rt.Topic]:
+			continue // answered once, as Kafka does
+		case mem.tooLarge:
+			seen[*rt.Topic] = true
+			t = kmsg.NewMetadataResponseTopic()
+			t.Topic = rt.Topic
+		default:
+			seen[*rt.Topic] = true
+			t = b.describeTopic(ctx, cc, *rt.Topic, autoCreate)
 		}
-		if seen[*rt.Topic] {
-			continue
+		if err := mem.keepTopic(&t); err != nil {
+			return nil, err
 		}
-		seen[*rt.Topic] = true
-		resp.Topics = append(resp.Topics, b.describeTopic(ctx, cc, *rt.Topic, autoCreate))
+		resp.Topics = append(resp.Topics, t)
 	}
 	return resp, nil
+}
+
+// keepTopic reserves the memory of t, a topic of a Metadata answer with its partitions; one
+// past what the request may hold loses its partitions and says so (answerMemory).
+func (m *answerMemory) keepTopic(t *kmsg.MetadataResponseTopic) error {
+	fits, err := m.take(*t)
+	if err == nil && !fits {
+		t.Partitions, t.ErrorCode = nil, tooLargeCode.Code
+	}
+	return err
 }
 
 // describeTopic resolves one named topic, creating it when allowed.
@@ -98,6 +117,7 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 	}
 	m := b.topics.Map()
 	var out []kmsg.MetadataResponseTopic
+	mem := newAnswerMemory(ctx)
 	for _, stream := range m.Streams() {
 		topics, err := b.storage(cc).GetTopics(ctx, iggy.Name(stream))
 		if isNotFound(err) {
@@ -114,7 +134,12 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount})
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = &name
-			t.Partitions = b.partitionsMetadata(name, it.PartitionsCount)
+			if !mem.tooLarge {
+				t.Partitions = b.partitionsMetadata(name, it.PartitionsCount)
+			}
+			if err := mem.keepTopic(&t); err != nil {
+				return nil, err
+			}
 			out = append(out, t)
 		}
 	}

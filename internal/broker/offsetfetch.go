@@ -29,8 +29,11 @@ func init() {
 // nothing is committed), or with a null topic list (v2+) everything the group committed.
 // v8+ asks for several groups at once. Classic groups need no membership check to read, and
 // there are no pending transactional offsets, so RequireStable changes nothing.
-func (b *Broker) offsetFetch(_ context.Context, cc *listener.ConnContext, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
+func (b *Broker) offsetFetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	// Each group's offsets (every committed partition, for a null topic list) are reserved
+	// from the request memory budget as they are built (docs/LIMITS.md).
+	mem := newAnswerMemory(ctx)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
 			g := kmsg.NewOffsetFetchResponseGroup()
@@ -43,7 +46,9 @@ func (b *Broker) offsetFetch(_ context.Context, cc *listener.ConnContext, req *k
 				}
 			}
 			var found []offsets.TopicOffsets
-			found, g.ErrorCode = b.fetchOffsets(cc, rg.Group, wanted)
+			if !mem.tooLarge {
+				found, g.ErrorCode = b.fetchOffsets(cc, rg.Group, wanted)
+			}
 			for _, t := range found {
 				gt := kmsg.NewOffsetFetchResponseGroupTopic()
 				gt.Topic = t.Topic
@@ -54,6 +59,13 @@ func (b *Broker) offsetFetch(_ context.Context, cc *listener.ConnContext, req *k
 					gt.Partitions = append(gt.Partitions, gp)
 				}
 				g.Topics = append(g.Topics, gt)
+			}
+			fits, err := mem.take(g)
+			if err != nil {
+				return nil, err
+			}
+			if !fits {
+				g.Topics, g.ErrorCode = nil, tooLargeCode.Code
 			}
 			resp.Groups = append(resp.Groups, g)
 		}
@@ -86,6 +98,19 @@ func (b *Broker) offsetFetch(_ context.Context, cc *listener.ConnContext, req *k
 			rp.Metadata = kmsg.StringPtr(p.Metadata)
 			rp.ErrorCode = partitionErr
 			rt.Partitions = append(rt.Partitions, rp)
+		}
+		fits, err := mem.take(rt)
+		if err != nil {
+			return nil, err
+		}
+		if !fits {
+			// One group's answer past what a request may hold: v2+ says so for the group,
+			// v0-1 have no group-level error.
+			if req.Version >= 2 {
+				resp.Topics, resp.ErrorCode = nil, tooLargeCode.Code
+				return resp, nil
+			}
+			return nil, listener.ErrAnswerTooLarge
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
