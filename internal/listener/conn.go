@@ -114,7 +114,7 @@ func (c *conn) serve() {
 	obs.ConnOpened(c.s.cfg.Name)
 	defer obs.ConnClosed(c.s.cfg.Name)
 	defer c.acct.close()
-	logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelInfo, eventConnOpened, "connection opened")
+	c.s.cfg.LogLimiter.Log(c.log, slog.LevelInfo, eventConnOpened, "connection opened")
 	if reason := c.secure(); reason != "" {
 		c.nc.Close()
 		c.cancel()
@@ -139,7 +139,7 @@ func (c *conn) serve() {
 		c.finish(sl, 0, Abandoned)
 	}
 	name, version := c.cc.ClientSoftware()
-	logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelInfo, eventConnClosed, "connection closed", "reason", reason, "client_id", c.cc.ClientID(),
+	c.s.cfg.LogLimiter.Log(c.log, slog.LevelInfo, eventConnClosed, "connection closed", "reason", reason, "client_id", c.cc.ClientID(),
 		"client_software", name, "client_software_version", version,
 		"requests", c.requests, "duration", time.Since(c.opened).Round(time.Millisecond))
 }
@@ -346,7 +346,7 @@ func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size <= 0 || int(size) > maxSize {
 		c.s.cfg.Observer.Refused(c.s.cfg.Name, RefusedFrameLength)
-		logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelWarn, eventRequestRefused, "closing connection: bad frame length",
+		c.s.cfg.LogLimiter.Log(c.log, slog.LevelWarn, eventRequestRefused, "closing connection: bad frame length",
 			"reason", RefusedFrameLength, "length", size, "max", maxSize)
 		return nil, false, nil, fmt.Sprintf("frame length %d outside 1..%d", size, maxSize)
 	}
@@ -507,7 +507,7 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if sl.reject != "" {
-			logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelWarn, eventRequestRefused, "closing connection: request rejected",
+			c.s.cfg.LogLimiter.Log(c.log, slog.LevelWarn, eventRequestRefused, "closing connection: request rejected",
 				"reason", sl.reject, "client_id", c.cc.ClientID())
 			c.finish(sl, 0, Rejected)
 			c.nc.Close()
