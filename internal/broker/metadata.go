@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -101,7 +102,7 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 	if err != nil {
 		t.ErrorCode = topicErrorCode(err)
 		if !isNotFound(err) {
-			b.log.Warn("metadata: topic lookup failed", "conn", cc.ID, "topic", name, "kafka_error", t.ErrorCode, "err", err)
+			b.logEntry(slog.LevelWarn, logMetadataLookup, "metadata: topic lookup failed", "conn", cc.ID, "topic", name, "kafka_error", t.ErrorCode, "err", err)
 		}
 		return t
 	}
