@@ -51,6 +51,12 @@ type conn struct {
 	acct     *account // this connection's share of the request memory budget
 	opened   time.Time
 	requests int
+	// idleSince is when the reader began waiting for the next frame (unix nanoseconds), 0
+	// while it reads one; lastAnswer is when the writer last wrote a response. Together with
+	// the requests in flight they say how long the connection has been idle (idleFor).
+	idleSince, lastAnswer atomic.Int64
+	// evicted is set when the server closes the connection to admit a new one (evict.go).
+	evicted atomic.Bool
 	// peerGone is set by the reader when the client closed the connection or stopped sending:
 	// nobody will read the answers of requests still in progress, so those that only wait on
 	// its behalf (AbandonedOnClose) are cancelled at once instead of holding a parked
@@ -338,9 +344,12 @@ func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 	firstBy := c.firstRequestDeadline()
 	c.nc.SetReadDeadline(earliest(time.Now().Add(idle), firstBy))
 	if c.draining() { // drain may have set its deadline just before ours
-		return nil, false, nil, "shutdown"
+		return nil, false, nil, c.stopReason()
 	}
-	if _, err := io.ReadFull(c.nc, prefix[:]); err != nil {
+	c.idleSince.Store(time.Now().UnixNano())
+	_, err := io.ReadFull(c.nc, prefix[:])
+	c.idleSince.Store(0)
+	if err != nil {
 		return nil, false, nil, c.readError(err, c.timeoutReason("idle timeout"))
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
@@ -429,6 +438,9 @@ func (c *conn) stopReasonOr(reason string) string {
 }
 
 func (c *conn) stopReason() string {
+	if c.evicted.Load() {
+		return evictedReason
+	}
 	if c.draining() {
 		return "shutdown"
 	}
@@ -436,6 +448,9 @@ func (c *conn) stopReason() string {
 }
 
 func (c *conn) readError(err error, timeoutReason string) string {
+	if c.evicted.Load() {
+		return evictedReason
+	}
 	select {
 	case <-c.readStop:
 		return c.stopReason()
@@ -535,6 +550,7 @@ func (c *conn) writeLoop() {
 				c.nc.Close()
 				return
 			}
+			c.lastAnswer.Store(time.Now().UnixNano())
 			outcome, written = Answered, len(out)
 			if sl.r.invalid != nil {
 				outcome = Invalid

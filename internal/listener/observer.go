@@ -49,6 +49,7 @@ const (
 	eventConnOpened     = "connection_opened"
 	eventConnClosed     = "connection_closed"
 	eventConnRefused    = "connection_refused"
+	eventConnEvicted    = "connection_evicted"
 	eventRequestRefused = "request_refused"
 )
 

@@ -115,7 +115,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		if n := s.openConn.Add(1); int(n) > s.cfg.MaxConnections {
+		if n := s.openConn.Add(1); int(n) > s.cfg.MaxConnections && !s.evictIdle() {
 			s.openConn.Add(-1)
 			s.cfg.LogLimiter.Log(s.log, slog.LevelWarn, eventConnRefused, "connection refused: too many connections",
 				"reason", RefusedTooManyConnections, "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
