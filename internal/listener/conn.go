@@ -98,7 +98,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	if s.cfg.TLS != nil {
 		nc = tls.Server(nc, s.cfg.TLS) // the handshake runs in serve, on the connection's goroutine
 	}
-	return &conn{
+	c := &conn{
 		s: s, nc: nc, cc: cc,
 		log:        s.log.With("conn", cc.ID, "remote", nc.RemoteAddr().String()),
 		ctx:        ctx,
@@ -113,6 +113,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		opened:     time.Now(),
 		acct:       s.cfg.Budget.openAccount(peerHost(nc.RemoteAddr())),
 	}
+	c.idleSince.Store(c.opened.UnixNano()) // idle until its first frame's length has arrived
+	return c
 }
 
 func (c *conn) serve() {

@@ -1,6 +1,7 @@
 package listener
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -160,6 +161,26 @@ func decodeBody(req kmsg.Request, body []byte) error {
 	probe.SetVersion(req.GetVersion())
 	if probe.ReadFrom(body[:cut]) == nil {
 		return errTrailingBytes
+	}
+	return checkCounts(req, body)
+}
+
+var errNegativeCount = errors.New("negative array count where the array is not nullable")
+
+// checkCounts refuses a body that kmsg decoded leniently: kmsg reads a negative count of a
+// non-nullable array (and a count below -1 of a nullable one) as empty, where Kafka refuses
+// the request. The decoded request encodes back to the body's bytes exactly when
+// every count was one it encodes itself, so the check encodes it again and compares: a
+// negative count comes back as 0. Produce is left out: re-encoding would copy its records,
+// and a negative count there only makes an empty request.
+func checkCounts(req kmsg.Request, body []byte) error {
+	if req.Key() == kmsg.Produce.Int16() {
+		return nil
+	}
+	enc := req.AppendTo(make([]byte, 0, len(body)))
+	// Bytes after the encoding are the tolerated librdkafka quirk (toleratesTrailingBytes).
+	if len(enc) > len(body) || !bytes.Equal(enc, body[:len(enc)]) {
+		return errNegativeCount
 	}
 	return nil
 }

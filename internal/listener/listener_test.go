@@ -307,7 +307,7 @@ func TestMaxConnectionsRefusesWhenBusy(t *testing.T) {
 	s := startServer(t, basicRoutes(), func(c *Config) { c.MaxConnections = 1 })
 	busy := dial(t, s.addr)
 	busy.write([]byte{0, 0, 0, 100, 0, 1}) // part of a frame
-	waitFor(t, func() bool { return s.OpenConnections() == 1 })
+	s.waitBusy(t, 1)
 	over := dial(t, s.addr)
 	over.expectClosed()
 	if s.OpenConnections() != 1 {
@@ -500,7 +500,7 @@ func TestObserverSeesEveryRequestOnce(t *testing.T) {
 	waitFor(t, func() bool { return s.OpenConnections() == 0 })
 	over := dial(t, s.addr)
 	over.write([]byte{0, 0, 0, 100, 0}) // busy reading a frame: not evicted
-	waitFor(t, func() bool { return s.OpenConnections() == 1 })
+	s.waitBusy(t, 1)
 	c2 := dial(t, s.addr)
 	c2.expectClosed()
 	waitFor(t, func() bool { obs.mu.Lock(); defer obs.mu.Unlock(); return obs.refused == 1 })
