@@ -26,22 +26,14 @@ func init() {
 // Requested names the gateway does not know are left out, as Kafka does.
 func (b *Broker) describeConfigs(ctx context.Context, cc *listener.ConnContext, req *kmsg.DescribeConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
-	mem := newAnswerMemory(ctx)
 	for _, rr := range req.Resources {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-		if !mem.tooLarge {
-			b.describeResource(ctx, cc, req, rr, &res)
-		}
-		// A resource's configs are about 100 times its request entry: the answer to many
+		b.describeResource(ctx, cc, req, rr, &res)
+		// A resource's configs are about 1000 times its request entry: the answer to many
 		// resources grows inside the request memory budget (docs/LIMITS.md).
-		fits, err := mem.take(res)
-		if err != nil {
+		if err := listener.ReserveAnswer(ctx, res); err != nil {
 			return nil, err
-		}
-		if !fits {
-			res.Configs = nil
-			res.ErrorCode, res.ErrorMessage = tooLargeCode.Code, kmsg.StringPtr(tooLargeMessage)
 		}
 		resp.Resources = append(resp.Resources, res)
 	}

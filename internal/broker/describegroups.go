@@ -22,27 +22,18 @@ func init() {
 // budget as it is built (docs/LIMITS.md). Authorized operations stay "not provided".
 func (b *Broker) describeGroups(ctx context.Context, cc *listener.ConnContext, req *kmsg.DescribeGroupsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
-	mem := newAnswerMemory(ctx)
 	one := *req
 	for _, name := range req.Groups {
 		g := kmsg.NewDescribeGroupsResponseGroup()
 		g.Group = name
 		if err := b.coordinatorError(cc, name); err != nil {
 			g.ErrorCode = err.Code
-		} else if !mem.tooLarge {
+		} else {
 			one.Groups = []string{name}
 			g = b.groups.coordinator.DescribeGroups(&one).Groups[0]
 		}
-		fits, err := mem.take(g)
-		if err != nil {
+		if err := listener.ReserveAnswer(ctx, g); err != nil {
 			return nil, err
-		}
-		if !fits {
-			g = kmsg.NewDescribeGroupsResponseGroup()
-			g.Group, g.ErrorCode = name, tooLargeCode.Code
-			if req.Version >= 6 {
-				g.ErrorMessage = kmsg.StringPtr(tooLargeMessage)
-			}
 		}
 		resp.Groups = append(resp.Groups, g)
 	}

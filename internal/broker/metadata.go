@@ -46,7 +46,6 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 	}
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	seen := make(map[string]bool, len(req.Topics))
-	mem := newAnswerMemory(ctx)
 	for _, rt := range req.Topics {
 		var t kmsg.MetadataResponseTopic
 		switch {
@@ -57,30 +56,18 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 			t.ErrorCode = kerr.UnknownTopicID.Code
 		case seen[*rt.Topic]:
 			continue // answered once, as Kafka does
-		case mem.tooLarge:
-			seen[*rt.Topic] = true
-			t = kmsg.NewMetadataResponseTopic()
-			t.Topic = rt.Topic
 		default:
 			seen[*rt.Topic] = true
 			t = b.describeTopic(ctx, cc, *rt.Topic, autoCreate)
 		}
-		if err := mem.keepTopic(&t); err != nil {
+		// A topic's partitions can be many times its name: the answer grows inside the
+		// request memory budget (docs/LIMITS.md).
+		if err := listener.ReserveAnswer(ctx, t); err != nil {
 			return nil, err
 		}
 		resp.Topics = append(resp.Topics, t)
 	}
 	return resp, nil
-}
-
-// keepTopic reserves the memory of t, a topic of a Metadata answer with its partitions; one
-// past what the request may hold loses its partitions and says so (answerMemory).
-func (m *answerMemory) keepTopic(t *kmsg.MetadataResponseTopic) error {
-	fits, err := m.take(*t)
-	if err == nil && !fits {
-		t.Partitions, t.ErrorCode = nil, tooLargeCode.Code
-	}
-	return err
 }
 
 // describeTopic resolves one named topic, creating it when allowed.
@@ -118,7 +105,6 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 	}
 	m := b.topics.Map()
 	var out []kmsg.MetadataResponseTopic
-	mem := newAnswerMemory(ctx)
 	for _, stream := range m.Streams() {
 		topics, err := b.storage(cc).GetTopics(ctx, iggy.Name(stream))
 		if isNotFound(err) {
@@ -135,10 +121,8 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount})
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = &name
-			if !mem.tooLarge {
-				t.Partitions = b.partitionsMetadata(name, it.PartitionsCount)
-			}
-			if err := mem.keepTopic(&t); err != nil {
+			t.Partitions = b.partitionsMetadata(name, it.PartitionsCount)
+			if err := listener.ReserveAnswer(ctx, t); err != nil {
 				return nil, err
 			}
 			out = append(out, t)

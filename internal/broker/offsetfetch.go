@@ -33,7 +33,6 @@ func (b *Broker) offsetFetch(ctx context.Context, cc *listener.ConnContext, req 
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	// Each group's offsets (every committed partition, for a null topic list) are reserved
 	// from the request memory budget as they are built (docs/LIMITS.md).
-	mem := newAnswerMemory(ctx)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
 			g := kmsg.NewOffsetFetchResponseGroup()
@@ -46,9 +45,7 @@ func (b *Broker) offsetFetch(ctx context.Context, cc *listener.ConnContext, req 
 				}
 			}
 			var found []offsets.TopicOffsets
-			if !mem.tooLarge {
-				found, g.ErrorCode = b.fetchOffsets(cc, rg.Group, wanted)
-			}
+			found, g.ErrorCode = b.fetchOffsets(cc, rg.Group, wanted)
 			for _, t := range found {
 				gt := kmsg.NewOffsetFetchResponseGroupTopic()
 				gt.Topic = t.Topic
@@ -60,12 +57,8 @@ func (b *Broker) offsetFetch(ctx context.Context, cc *listener.ConnContext, req 
 				}
 				g.Topics = append(g.Topics, gt)
 			}
-			fits, err := mem.take(g)
-			if err != nil {
+			if err := listener.ReserveAnswer(ctx, g); err != nil {
 				return nil, err
-			}
-			if !fits {
-				g.Topics, g.ErrorCode = nil, tooLargeCode.Code
 			}
 			resp.Groups = append(resp.Groups, g)
 		}
@@ -99,18 +92,8 @@ func (b *Broker) offsetFetch(ctx context.Context, cc *listener.ConnContext, req 
 			rp.ErrorCode = partitionErr
 			rt.Partitions = append(rt.Partitions, rp)
 		}
-		fits, err := mem.take(rt)
-		if err != nil {
+		if err := listener.ReserveAnswer(ctx, rt); err != nil {
 			return nil, err
-		}
-		if !fits {
-			// One group's answer past what a request may hold: v2+ says so for the group,
-			// v0-1 have no group-level error.
-			if req.Version >= 2 {
-				resp.Topics, resp.ErrorCode = nil, tooLargeCode.Code
-				return resp, nil
-			}
-			return nil, listener.ErrAnswerTooLarge
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

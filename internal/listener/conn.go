@@ -565,7 +565,8 @@ func (c *conn) writeLoop() {
 		<-c.sem
 		if sl.err != nil {
 			if !errors.Is(sl.err, context.Canceled) {
-				c.log.Warn("closing connection after handler error", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version, "err", sl.err)
+				c.s.cfg.LogLimiter.Log(c.log, slog.LevelWarn, eventRequestRefused, "closing connection after handler error",
+					"api", kmsg.NameForKey(sl.r.key), "version", sl.r.version, "err", sl.err)
 			}
 			c.nc.Close()
 			return
