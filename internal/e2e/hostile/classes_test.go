@@ -176,7 +176,6 @@ func TestHostileTraffic(t *testing.T) {
 	})
 }
 
-
 // fetchedBytes is how many record bytes a Fetch v11 answer carries (0 for none).
 func fetchedBytes(body []byte) int64 {
 	resp := kmsg.NewPtrFetchResponse()
