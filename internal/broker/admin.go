@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -143,7 +144,7 @@ func (b *Broker) logAdminError(cc *listener.ConnContext, op, topic string, err e
 	switch aerr.code {
 	case kerr.UnknownTopicOrPartition.Code, kerr.TopicAlreadyExists.Code:
 	default:
-		b.log.Warn(op+" failed", "conn", cc.ID, "topic", topic, "kafka_error", aerr.code, "err", err)
+		b.logEntry(slog.LevelWarn, logAdminFailed, op+" failed", "conn", cc.ID, "topic", topic, "kafka_error", aerr.code, "err", err)
 	}
 	return aerr
 }

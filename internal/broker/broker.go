@@ -15,6 +15,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
@@ -55,6 +56,9 @@ type Options struct {
 	// TopicState keeps the topic configs Iggy has no option for and DeleteRecords' log start
 	// offsets, already loaded; nil without the bridge (those configs are then refused).
 	TopicState *topicstate.Store
+	// LogLimiter rate-limits the log lines a request can cause once per partition, topic or
+	// resource (logs.go); nil: not limited.
+	LogLimiter *loglimit.Limiter
 }
 
 // Broker is the state shared by the handlers. It implements listener.Dispatcher.
@@ -62,6 +66,7 @@ type Broker struct {
 	cfg       *config.Config
 	iggy      Storage // reached through storage(cc)
 	log       *slog.Logger
+	logLimit  *loglimit.Limiter // per-entry log lines (logs.go)
 	clusterID string
 	placement placement.Placement
 	topics    *topicmap.Cache
@@ -120,6 +125,7 @@ func New(opts Options) (*Broker, error) {
 		cfg:       cfg,
 		iggy:      opts.Iggy,
 		log:       log,
+		logLimit:  opts.LogLimiter,
 		clusterID: opts.ClusterID,
 		producers: alloc,
 		authn:     opts.Authenticator,

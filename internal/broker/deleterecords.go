@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -65,7 +66,7 @@ func (b *Broker) deleteTopicRecords(ctx context.Context, cc *listener.ConnContex
 	if err != nil {
 		code := dataErrorCode(err, false)
 		if !isNotFound(err) {
-			b.log.Warn("delete records: topic read failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
+			b.logEntry(slog.LevelWarn, logDeleteRecordsRead, "delete records: topic read failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
 		}
 		fail(code)
 		return

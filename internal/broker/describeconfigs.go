@@ -29,17 +29,27 @@ func (b *Broker) describeConfigs(ctx context.Context, cc *listener.ConnContext, 
 	for _, rr := range req.Resources {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-		entries, err := b.configsOf(ctx, cc, rr.ResourceType, rr.ResourceName)
-		res.ErrorCode, res.ErrorMessage = err.fields()
-		for _, e := range entries {
-			if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.name) {
-				continue
-			}
-			res.Configs = append(res.Configs, e.describe(req.IncludeSynonyms, req.IncludeDocumentation))
+		b.describeResource(ctx, cc, req, rr, &res)
+		// A resource's configs are about 1000 times its request entry: the answer to many
+		// resources grows inside the request memory budget (docs/LIMITS.md).
+		if err := listener.ReserveAnswer(ctx, res); err != nil {
+			return nil, err
 		}
 		resp.Resources = append(resp.Resources, res)
 	}
 	return resp, nil
+}
+
+// describeResource fills res with the configs of rr.
+func (b *Broker) describeResource(ctx context.Context, cc *listener.ConnContext, req *kmsg.DescribeConfigsRequest, rr kmsg.DescribeConfigsRequestResource, res *kmsg.DescribeConfigsResponseResource) {
+	entries, err := b.configsOf(ctx, cc, rr.ResourceType, rr.ResourceName)
+	res.ErrorCode, res.ErrorMessage = err.fields()
+	for _, e := range entries {
+		if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.name) {
+			continue
+		}
+		res.Configs = append(res.Configs, e.describe(req.IncludeSynonyms, req.IncludeDocumentation))
+	}
 }
 
 func (b *Broker) configsOf(ctx context.Context, cc *listener.ConnContext, typ kmsg.ConfigResourceType, name string) ([]configEntry, *apiError) {

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -423,7 +424,7 @@ func (b *Broker) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 		var err error
 		if ip, err = b.readOffsets(ctx, b.storage(f.cc), fp.key, fp.st, ip); err != nil {
 			code := fetchErrorCode(dataErrorCode(err, false))
-			b.log.Warn("fetch: offsets read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
+			b.logEntry(slog.LevelWarn, logFetchRead, "fetch: offsets read failed", "conn", f.cc.ID, "topic", fp.key.Topic, "partition", fp.key.Partition, "kafka_error", code, "err", err)
 			return code
 		}
 	}

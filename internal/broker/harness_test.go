@@ -18,6 +18,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 )
 
@@ -45,6 +46,8 @@ type gatewayOpts struct {
 	logger *slog.Logger
 	// data observes the data path (nil: nobody).
 	data DataObserver
+	// logLimit rate-limits per-entry log lines (nil: not limited).
+	logLimit *loglimit.Limiter
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -90,6 +93,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	}
 	opts.Groups = o.groups
 	opts.DataObserver = o.data
+	opts.LogLimiter = o.logLimit
 	opts.Placement = o.placement
 	g.b, err = New(opts)
 	if err != nil {
@@ -106,6 +110,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 		Name: cfg.Listeners[0].Name, Dispatcher: g.b, Logger: opts.Logger,
 		MaxFrameSize: l.MaxFrameSize, MaxConnections: l.MaxConnections, MaxInFlight: l.MaxInFlight,
 		IdleTimeout: l.IdleTimeout, ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout,
+		Budget: listener.NewBudget(int64(l.MaxRequestMemory)),
 	})
 	done := make(chan error, 1)
 	go func() { done <- g.srv.Serve(ln) }()

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -142,7 +143,7 @@ func (b *Broker) sendIdempotent(ctx context.Context, cc *listener.ConnContext, p
 			return
 		case producers.Refuse:
 			p.out.ErrorCode = d.Err.Code
-			b.log.Info("produce: idempotent batch refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", p.kafka,
+			b.logEntry(slog.LevelInfo, logIdempotentRefused, "produce: idempotent batch refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", p.kafka,
 				"partition", p.key.Partition, "producer_id", p.producer.ProducerID, "epoch", p.producer.Epoch,
 				"sequence", p.producer.FirstSeq, "records", p.producer.Records, "kafka_error", d.Err.Code)
 			return

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"time"
 
@@ -81,7 +82,7 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 		if isNotFound(err) {
 			b.topics.Invalidate(rt.Topic)
 		} else {
-			b.log.Warn("list offsets: topic read failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
+			b.logEntry(slog.LevelWarn, logListOffsetsRead, "list offsets: topic read failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
 		}
 		fail(code)
 		return
@@ -99,7 +100,7 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 		offset, ts, err := b.partitionOffset(ctx, b.storage(cc), k, ip, rp.Timestamp, rules)
 		if err != nil {
 			out.ErrorCode = dataErrorCode(err, false)
-			b.log.Warn("list offsets: read failed", "conn", cc.ID, "topic", rt.Topic, "partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
+			b.logEntry(slog.LevelWarn, logListOffsetsRead, "list offsets: read failed", "conn", cc.ID, "topic", rt.Topic, "partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
 			continue
 		}
 		if out.ErrorCode = b.epochs.validate(ctx, k, rp.CurrentLeaderEpoch); out.ErrorCode != 0 {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -46,19 +47,25 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	seen := make(map[string]bool, len(req.Topics))
 	for _, rt := range req.Topics {
-		if rt.Topic == nil {
+		var t kmsg.MetadataResponseTopic
+		switch {
+		case rt.Topic == nil:
 			// Lookup by topic id (v10+): the gateway has no topic ids.
-			t := kmsg.NewMetadataResponseTopic()
+			t = kmsg.NewMetadataResponseTopic()
 			t.TopicID = rt.TopicID
 			t.ErrorCode = kerr.UnknownTopicID.Code
-			resp.Topics = append(resp.Topics, t)
-			continue
+		case seen[*rt.Topic]:
+			continue // answered once, as Kafka does
+		default:
+			seen[*rt.Topic] = true
+			t = b.describeTopic(ctx, cc, *rt.Topic, autoCreate)
 		}
-		if seen[*rt.Topic] {
-			continue
+		// A topic's partitions can be many times its name: the answer grows inside the
+		// request memory budget (docs/LIMITS.md).
+		if err := listener.ReserveAnswer(ctx, t); err != nil {
+			return nil, err
 		}
-		seen[*rt.Topic] = true
-		resp.Topics = append(resp.Topics, b.describeTopic(ctx, cc, *rt.Topic, autoCreate))
+		resp.Topics = append(resp.Topics, t)
 	}
 	return resp, nil
 }
@@ -82,7 +89,7 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 	if err != nil {
 		t.ErrorCode = topicErrorCode(err)
 		if !isNotFound(err) {
-			b.log.Warn("metadata: topic lookup failed", "conn", cc.ID, "topic", name, "kafka_error", t.ErrorCode, "err", err)
+			b.logEntry(slog.LevelWarn, logMetadataLookup, "metadata: topic lookup failed", "conn", cc.ID, "topic", name, "kafka_error", t.ErrorCode, "err", err)
 		}
 		return t
 	}
@@ -115,6 +122,9 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = &name
 			t.Partitions = b.partitionsMetadata(name, it.PartitionsCount)
+			if err := listener.ReserveAnswer(ctx, t); err != nil {
+				return nil, err
+			}
 			out = append(out, t)
 		}
 	}

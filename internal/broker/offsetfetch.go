@@ -29,8 +29,10 @@ func init() {
 // nothing is committed), or with a null topic list (v2+) everything the group committed.
 // v8+ asks for several groups at once. Classic groups need no membership check to read, and
 // there are no pending transactional offsets, so RequireStable changes nothing.
-func (b *Broker) offsetFetch(_ context.Context, cc *listener.ConnContext, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
+func (b *Broker) offsetFetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	// Each group's offsets (every committed partition, for a null topic list) are reserved
+	// from the request memory budget as they are built (docs/LIMITS.md).
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
 			g := kmsg.NewOffsetFetchResponseGroup()
@@ -54,6 +56,9 @@ func (b *Broker) offsetFetch(_ context.Context, cc *listener.ConnContext, req *k
 					gt.Partitions = append(gt.Partitions, gp)
 				}
 				g.Topics = append(g.Topics, gt)
+			}
+			if err := listener.ReserveAnswer(ctx, g); err != nil {
+				return nil, err
 			}
 			resp.Groups = append(resp.Groups, g)
 		}
@@ -86,6 +91,9 @@ func (b *Broker) offsetFetch(_ context.Context, cc *listener.ConnContext, req *k
 			rp.Metadata = kmsg.StringPtr(p.Metadata)
 			rp.ErrorCode = partitionErr
 			rt.Partitions = append(rt.Partitions, rp)
+		}
+		if err := listener.ReserveAnswer(ctx, rt); err != nil {
+			return nil, err
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

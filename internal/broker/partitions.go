@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -564,7 +565,7 @@ func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
 
 // partitionPanic logs a panic recovered while serving one partition of a request.
 func (b *Broker) partitionPanic(op string, cc *listener.ConnContext, k partKey, v any) {
-	b.log.Error(op+": panic serving a partition; answered UNKNOWN_SERVER_ERROR", "conn", cc.ID, "client_id", cc.ClientID(),
+	b.logEntry(slog.LevelError, logPartitionPanic, op+": panic serving a partition; answered UNKNOWN_SERVER_ERROR", "conn", cc.ID, "client_id", cc.ClientID(),
 		"iggy_stream", k.Stream, "iggy_topic", k.Topic, "partition", k.Partition, "panic", v, "stack", string(debug.Stack()))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -171,14 +172,14 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 				continue
 			case rules.tooLarge(rt.Partitions[j].Records):
 				out.ErrorCode = kerr.MessageTooLarge.Code
-				b.log.Info("produce: partition refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", rt.Topic,
+				b.logEntry(slog.LevelInfo, logProduceRefused, "produce: partition refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", rt.Topic,
 					"partition", out.Partition, "kafka_error", out.ErrorCode, "max.message.bytes", rules.maxBatch)
 				continue
 			}
 			batch, producer, err := conv.convert(req.Version, rt.Partitions[j].Records, budget, b.idem.enabled)
 			if err != nil {
 				out.ErrorCode = produceRefusalCode(err)
-				b.log.Info("produce: partition refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", rt.Topic,
+				b.logEntry(slog.LevelInfo, logProduceRefused, "produce: partition refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", rt.Topic,
 					"partition", out.Partition, "kafka_error", out.ErrorCode, "err", err)
 				continue
 			}
@@ -213,7 +214,7 @@ func (b *Broker) resolveForProduce(ctx context.Context, cc *listener.ConnContext
 	if err != nil {
 		code := dataErrorCode(err, false)
 		if !isNotFound(err) {
-			b.log.Warn("produce: topic lookup failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
+			b.logEntry(slog.LevelWarn, logProduceLookup, "produce: topic lookup failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
 		}
 		return topicmap.Resolved{}, code
 	}
@@ -288,7 +289,7 @@ func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext,
 		if p.out.ErrorCode == kerr.UnknownTopicOrPartition.Code {
 			b.topics.Invalidate(p.kafka)
 		}
-		b.log.Warn("produce: send to Iggy failed", "conn", cc.ID, "client_id", cc.ClientID(), "topic", p.kafka,
+		b.logEntry(slog.LevelWarn, logProduceSend, "produce: send to Iggy failed", "conn", cc.ID, "client_id", cc.ClientID(), "topic", p.kafka,
 			"partition", p.key.Partition, "kafka_error", p.out.ErrorCode, "maybe_written", iggy.MaybeApplied(err), "err", err)
 		return -1, err
 	}

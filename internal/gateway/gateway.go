@@ -99,7 +99,7 @@ func (g *Gateway) start(ctx context.Context) error {
 			return err
 		}
 	}
-	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free")}
+	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free"), LogLimiter: g.logLimit}
 	if g.metrics != nil {
 		opts.DataObserver = g.metrics
 	}

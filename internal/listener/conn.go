@@ -51,6 +51,12 @@ type conn struct {
 	acct     *account // this connection's share of the request memory budget
 	opened   time.Time
 	requests int
+	// idleSince is when the reader began waiting for the next frame (unix nanoseconds), 0
+	// while it reads one; lastAnswer is when the writer last wrote a response. Together with
+	// the requests in flight they say how long the connection has been idle (idleFor).
+	idleSince, lastAnswer atomic.Int64
+	// evicted is set when the server closes the connection to admit a new one (evict.go).
+	evicted atomic.Bool
 	// peerGone is set by the reader when the client closed the connection or stopped sending:
 	// nobody will read the answers of requests still in progress, so those that only wait on
 	// its behalf (AbandonedOnClose) are cancelled at once instead of holding a parked
@@ -77,6 +83,8 @@ type slot struct {
 	// frame is the pooled buffer the request was read into, to reuse once the request is
 	// finished; nil when its handler may keep referring to it.
 	frame []byte
+	// answerWait bounds ReserveAnswer's wait for memory (the read timeout).
+	answerWait time.Duration
 }
 
 // markStarted closes started once.
@@ -90,7 +98,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	if s.cfg.TLS != nil {
 		nc = tls.Server(nc, s.cfg.TLS) // the handshake runs in serve, on the connection's goroutine
 	}
-	return &conn{
+	c := &conn{
 		s: s, nc: nc, cc: cc,
 		log:        s.log.With("conn", cc.ID, "remote", nc.RemoteAddr().String()),
 		ctx:        ctx,
@@ -105,6 +113,8 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		opened:     time.Now(),
 		acct:       s.cfg.Budget.openAccount(peerHost(nc.RemoteAddr())),
 	}
+	c.idleSince.Store(c.opened.UnixNano()) // idle until its first frame's length has arrived
+	return c
 }
 
 func (c *conn) serve() {
@@ -112,7 +122,7 @@ func (c *conn) serve() {
 	obs.ConnOpened(c.s.cfg.Name)
 	defer obs.ConnClosed(c.s.cfg.Name)
 	defer c.acct.close()
-	logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelInfo, eventConnOpened, "connection opened")
+	c.s.cfg.LogLimiter.Log(c.log, slog.LevelInfo, eventConnOpened, "connection opened")
 	if reason := c.secure(); reason != "" {
 		c.nc.Close()
 		c.cancel()
@@ -137,7 +147,7 @@ func (c *conn) serve() {
 		c.finish(sl, 0, Abandoned)
 	}
 	name, version := c.cc.ClientSoftware()
-	logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelInfo, eventConnClosed, "connection closed", "reason", reason, "client_id", c.cc.ClientID(),
+	c.s.cfg.LogLimiter.Log(c.log, slog.LevelInfo, eventConnClosed, "connection closed", "reason", reason, "client_id", c.cc.ClientID(),
 		"client_software", name, "client_software_version", version,
 		"requests", c.requests, "duration", time.Since(c.opened).Round(time.Millisecond))
 }
@@ -229,7 +239,7 @@ func (c *conn) readLoop() string {
 		}
 		c.requests++
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
-		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame)}
+		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame), answerWait: c.s.cfg.ReadTimeout}
 		var r *request
 		serial, err := c.saslGate(sl.key)
 		if err == nil {
@@ -336,15 +346,18 @@ func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 	firstBy := c.firstRequestDeadline()
 	c.nc.SetReadDeadline(earliest(time.Now().Add(idle), firstBy))
 	if c.draining() { // drain may have set its deadline just before ours
-		return nil, false, nil, "shutdown"
+		return nil, false, nil, c.stopReason()
 	}
-	if _, err := io.ReadFull(c.nc, prefix[:]); err != nil {
+	c.idleSince.Store(time.Now().UnixNano())
+	_, err := io.ReadFull(c.nc, prefix[:])
+	c.idleSince.Store(0)
+	if err != nil {
 		return nil, false, nil, c.readError(err, c.timeoutReason("idle timeout"))
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size <= 0 || int(size) > maxSize {
 		c.s.cfg.Observer.Refused(c.s.cfg.Name, RefusedFrameLength)
-		logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelWarn, eventRequestRefused, "closing connection: bad frame length",
+		c.s.cfg.LogLimiter.Log(c.log, slog.LevelWarn, eventRequestRefused, "closing connection: bad frame length",
 			"reason", RefusedFrameLength, "length", size, "max", maxSize)
 		return nil, false, nil, fmt.Sprintf("frame length %d outside 1..%d", size, maxSize)
 	}
@@ -427,6 +440,9 @@ func (c *conn) stopReasonOr(reason string) string {
 }
 
 func (c *conn) stopReason() string {
+	if c.evicted.Load() {
+		return evictedReason
+	}
 	if c.draining() {
 		return "shutdown"
 	}
@@ -434,6 +450,9 @@ func (c *conn) stopReason() string {
 }
 
 func (c *conn) readError(err error, timeoutReason string) string {
+	if c.evicted.Load() {
+		return evictedReason
+	}
 	select {
 	case <-c.readStop:
 		return c.stopReason()
@@ -506,7 +525,7 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if sl.reject != "" {
-			logLimited(c.log, c.s.cfg.LogLimiter, slog.LevelWarn, eventRequestRefused, "closing connection: request rejected",
+			c.s.cfg.LogLimiter.Log(c.log, slog.LevelWarn, eventRequestRefused, "closing connection: request rejected",
 				"reason", sl.reject, "client_id", c.cc.ClientID())
 			c.finish(sl, 0, Rejected)
 			c.nc.Close()
@@ -527,6 +546,7 @@ func (c *conn) writeLoop() {
 				c.nc.Close()
 				return
 			}
+			c.lastAnswer.Store(time.Now().UnixNano())
 			outcome, written = Answered, n
 			if sl.r.invalid != nil {
 				outcome = Invalid
@@ -539,7 +559,8 @@ func (c *conn) writeLoop() {
 		<-c.sem
 		if sl.err != nil {
 			if !errors.Is(sl.err, context.Canceled) {
-				c.log.Warn("closing connection after handler error", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version, "err", sl.err)
+				c.s.cfg.LogLimiter.Log(c.log, slog.LevelWarn, eventRequestRefused, "closing connection after handler error",
+					"api", kmsg.NameForKey(sl.r.key), "version", sl.r.version, "err", sl.err)
 			}
 			c.nc.Close()
 			return

@@ -1,6 +1,7 @@
 package listener
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -161,7 +162,54 @@ func decodeBody(req kmsg.Request, body []byte) error {
 	if probe.ReadFrom(body[:cut]) == nil {
 		return errTrailingBytes
 	}
+	return checkCounts(req, body)
+}
+
+var errNegativeCount = errors.New("negative array count where the array is not nullable")
+
+// checkCounts refuses a body that kmsg decoded leniently: kmsg reads a negative count of a
+// non-nullable array (and a count below -1 of a nullable one) as empty, where Kafka refuses
+// the request. The decoded request encodes back to the body's bytes exactly when every count
+// was one it encodes itself, so the check encodes it again and compares: a negative count
+// comes back as 0 (a null compact array as an empty one). Other differences are harmless
+// spellings Kafka accepts too (a boolean sent as 2, say) and let through, so that no client
+// is refused for them. Produce is left out: re-encoding would copy its records, and a
+// negative count there only makes an empty request.
+func checkCounts(req kmsg.Request, body []byte) error {
+	if req.Key() == kmsg.Produce.Int16() {
+		return nil
+	}
+	enc := req.AppendTo(make([]byte, 0, len(body)))
+	// Bytes after the encoding are the tolerated librdkafka quirk (toleratesTrailingBytes).
+	if n := min(len(enc), len(body)); bytes.Equal(enc[:n], body[:n]) {
+		return nil
+	}
+	if negativeCountAt(body, enc, firstDifference(body, enc)) {
+		return errNegativeCount
+	}
 	return nil
+}
+
+// firstDifference is the first index where a and b differ (or the shorter one ends).
+func firstDifference(a, b []byte) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// negativeCountAt reports whether the body's bytes at i are a count kmsg read as empty where
+// the client sent a negative one: an int32 below zero that encodes back as 0, or a compact
+// null (0) that encodes back as empty (1).
+func negativeCountAt(body, enc []byte, i int) bool {
+	switch {
+	case i+4 <= len(body) && i+4 <= len(enc) && body[i] >= 0x80 && binary.BigEndian.Uint32(enc[i:]) == 0:
+		return true
+	case i < len(body) && i < len(enc) && body[i] == 0 && enc[i] == 1:
+		return true
+	}
+	return false
 }
 
 // librdkafkaQuirkBytes is how many bytes after the body the librdkafka quirk leaves: the rest

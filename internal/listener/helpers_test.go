@@ -168,3 +168,18 @@ func (c *client) readResponse(resp kmsg.Response) int32 {
 	}
 	return corr
 }
+
+// waitBusy waits until the server has n connections and none of them is idle (evictIdle).
+func (s *testServer) waitBusy(t *testing.T, n int) {
+	t.Helper()
+	waitFor(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for c := range s.conns {
+			if c.idleFor(time.Now()) != 0 {
+				return false
+			}
+		}
+		return len(s.conns) == n
+	})
+}

@@ -289,22 +289,51 @@ func TestUndecodedHandler(t *testing.T) {
 	}
 }
 
-func TestIdleTimeoutAndMaxConnections(t *testing.T) {
-	s := startServer(t, basicRoutes(), func(c *Config) { c.IdleTimeout = 100 * time.Millisecond; c.MaxConnections = 1 })
+func TestIdleTimeout(t *testing.T) {
+	s := startServer(t, basicRoutes(), func(c *Config) { c.IdleTimeout = 100 * time.Millisecond })
 	c := dial(t, s.addr)
 	c.send(kmsg.NewPtrDescribeClusterRequest(), 1)
 	c.readResponse(kmsg.NewPtrDescribeClusterResponse())
-	waitFor(t, func() bool { return s.OpenConnections() == 1 })
-	over := dial(t, s.addr)
-	over.expectClosed() // second connection beyond the limit
-	c.expectClosed()    // idle timeout
+	c.expectClosed()
 	waitFor(t, func() bool { return s.OpenConnections() == 0 })
-	again := dial(t, s.addr)
-	again.send(kmsg.NewPtrDescribeClusterRequest(), 2)
-	again.readResponse(kmsg.NewPtrDescribeClusterResponse())
 	if !strings.Contains(s.logs.String(), "reason=\"idle timeout\"") {
 		t.Errorf("idle close not logged:\n%s", s.logs.String())
 	}
+}
+
+// At MaxConnections a new connection is refused while every connection is busy (here: one
+// reading a frame).
+func TestMaxConnectionsRefusesWhenBusy(t *testing.T) {
+	s := startServer(t, basicRoutes(), func(c *Config) { c.MaxConnections = 1 })
+	busy := dial(t, s.addr)
+	busy.write([]byte{0, 0, 0, 100, 0, 1}) // part of a frame
+	s.waitBusy(t, 1)
+	over := dial(t, s.addr)
+	over.expectClosed()
+	if s.OpenConnections() != 1 {
+		t.Fatalf("%d connections open", s.OpenConnections())
+	}
+}
+
+// At MaxConnections the connection idle longest makes room for a new one.
+func TestMaxConnectionsEvictsIdle(t *testing.T) {
+	s := startServer(t, basicRoutes(), func(c *Config) { c.MaxConnections = 2 })
+	older := dial(t, s.addr)
+	older.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+	older.readResponse(kmsg.NewPtrDescribeClusterResponse())
+	newer := dial(t, s.addr)
+	newer.send(kmsg.NewPtrDescribeClusterRequest(), 1)
+	newer.readResponse(kmsg.NewPtrDescribeClusterResponse())
+	waitFor(t, func() bool { return s.OpenConnections() == 2 })
+	admitted := dial(t, s.addr)
+	admitted.send(kmsg.NewPtrDescribeClusterRequest(), 2)
+	admitted.readResponse(kmsg.NewPtrDescribeClusterResponse())
+	older.expectClosed()
+	newer.send(kmsg.NewPtrDescribeClusterRequest(), 3)
+	if corr := newer.readResponse(kmsg.NewPtrDescribeClusterResponse()); corr != 3 {
+		t.Fatal(corr)
+	}
+	waitFor(t, func() bool { return strings.Contains(s.logs.String(), evictedReason) })
 }
 
 func TestReadTimeoutMidFrame(t *testing.T) {
@@ -470,6 +499,8 @@ func TestObserverSeesEveryRequestOnce(t *testing.T) {
 	c.expectClosed()
 	waitFor(t, func() bool { return s.OpenConnections() == 0 })
 	over := dial(t, s.addr)
+	over.write([]byte{0, 0, 0, 100, 0}) // busy reading a frame: not evicted
+	s.waitBusy(t, 1)
 	c2 := dial(t, s.addr)
 	c2.expectClosed()
 	waitFor(t, func() bool { obs.mu.Lock(); defer obs.mu.Unlock(); return obs.refused == 1 })

@@ -1,12 +1,6 @@
 package listener
 
-import (
-	"context"
-	"log/slog"
-	"time"
-
-	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
-)
+import "time"
 
 // Outcome is how a request ended, for metrics.
 type Outcome string
@@ -55,21 +49,9 @@ const (
 	eventConnOpened     = "connection_opened"
 	eventConnClosed     = "connection_closed"
 	eventConnRefused    = "connection_refused"
+	eventConnEvicted    = "connection_evicted"
 	eventRequestRefused = "request_refused"
 )
-
-// logLimited logs msg unless lim suppresses events of its kind; an allowed line says how many
-// of its kind were suppressed before it.
-func logLimited(log *slog.Logger, lim *loglimit.Limiter, level slog.Level, kind, msg string, args ...any) {
-	ok, suppressed := lim.Allow(kind)
-	if !ok {
-		return
-	}
-	if suppressed > 0 {
-		args = append(args, "suppressed_before", suppressed)
-	}
-	log.Log(context.Background(), level, msg, append(args, "event", kind)...)
-}
 
 type nopObserver struct{}
 

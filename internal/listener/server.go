@@ -115,9 +115,9 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		if n := s.openConn.Add(1); int(n) > s.cfg.MaxConnections {
+		if n := s.openConn.Add(1); int(n) > s.cfg.MaxConnections && !s.evictIdle() {
 			s.openConn.Add(-1)
-			logLimited(s.log, s.cfg.LogLimiter, slog.LevelWarn, eventConnRefused, "connection refused: too many connections",
+			s.cfg.LogLimiter.Log(s.log, slog.LevelWarn, eventConnRefused, "connection refused: too many connections",
 				"reason", RefusedTooManyConnections, "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
 			s.cfg.Observer.ConnRefused(s.cfg.Name)
 			s.cfg.Observer.Refused(s.cfg.Name, RefusedTooManyConnections)

@@ -3,6 +3,8 @@
 package loglimit
 
 import (
+	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -61,4 +63,21 @@ func (l *Limiter) Allow(kind string) (ok bool, suppressed uint64) {
 	suppressed, b.suppressed = b.suppressed, 0
 	l.mu.Unlock()
 	return true, suppressed
+}
+
+// Log logs msg on log at level unless events of kind are suppressed now; an allowed line
+// says how many of its kind were suppressed before it ("suppressed_before") and names its
+// kind ("event"). A nil *Limiter logs everything.
+func (l *Limiter) Log(log *slog.Logger, level slog.Level, kind, msg string, args ...any) {
+	if !log.Enabled(context.Background(), level) {
+		return
+	}
+	ok, suppressed := l.Allow(kind)
+	if !ok {
+		return
+	}
+	if suppressed > 0 {
+		args = append(args, "suppressed_before", suppressed)
+	}
+	log.Log(context.Background(), level, msg, append(args, "event", kind)...)
 }

@@ -1,6 +1,9 @@
 package loglimit
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,5 +60,25 @@ func BenchmarkAllow(b *testing.B) {
 	l := New(1e9, 1e9, nil)
 	for b.Loop() {
 		l.Allow("connection_opened")
+	}
+}
+
+// Log writes the allowed lines with their kind and the count suppressed before them, and
+// nothing for suppressed ones.
+func TestLog(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	now := time.Unix(0, 0)
+	l := New(1, 1, nil)
+	l.now = func() time.Time { return now }
+	l.Log(log, slog.LevelInfo, "k", "first")
+	l.Log(log, slog.LevelInfo, "k", "dropped")
+	now = now.Add(time.Second)
+	l.Log(log, slog.LevelInfo, "k", "second")
+	l.Log(log, slog.LevelDebug, "k", "below the level")
+	out := buf.String()
+	if strings.Contains(out, "dropped") || strings.Contains(out, "below the level") ||
+		!strings.Contains(out, "msg=first event=k") || !strings.Contains(out, "msg=second suppressed_before=1 event=k") {
+		t.Fatalf("log:\n%s", out)
 	}
 }

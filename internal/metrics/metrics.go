@@ -73,7 +73,7 @@ func New() *Metrics {
 	m.refused = m.counterVec("refused_total", "Kafka connections and requests refused, by reason (too_many_connections, frame_length, unsupported, malformed, unauthenticated); each closes its connection.", "listener", "reason")
 	m.recoveries = m.counter("coordinator_log_recoveries_total", "Coordinator-log partitions loaded from an earlier checkpoint or a full replay because their checkpoint was damaged.")
 	m.loadTime = m.gauge("coordinator_log_load_duration_seconds", "Time the last start took to load committed offsets (checkpoints and replay of the coordinator log).")
-	m.suppressed = m.counterVec("log_lines_suppressed_total", "Log lines of connection events and refusals dropped by the rate limit, by event.", "event")
+	m.suppressed = m.counterVec("log_lines_suppressed_total", "Log lines of connection events, refusals and per-entry request events dropped by the rate limit, by event.", "event")
 	m.truncations = m.counter("partition_truncations_total", "Partitions whose log end was found below the high watermark the gateway had seen (Iggy lost a tail); each bumps the partition's leader epoch.")
 	m.iggy = newIggyMetrics(m)
 	m.topic = newTopicMetrics(m)
