@@ -3,6 +3,7 @@
 # registry at the version pinned in this repository:
 #   Java   Apache Kafka tools + clients (e2e/java/pom.xml, Maven Central) -> e2e/java/lib
 #          Kafka Streams (e2e/streams/pom.xml, Maven Central) -> e2e/streams/lib
+#          Kafka Connect, MirrorMaker 2 (e2e/connect/pom.xml)     -> e2e/connect/lib
 #   kcat   Debian package                                                -> PATH
 #   Python confluent-kafka, apache-iggy (e2e/python/requirements.txt)    -> .cache/venv
 #   Node   kafkajs (e2e/node/package.json + package-lock.json, npm ci)   -> e2e/node/node_modules
@@ -83,6 +84,23 @@ else
   fi
   rm -f "$log"
   stamp_write "$lib" e2e/streams/pom.xml
+  done_step "$(ls "$lib" | grep -c '\.jar$') jars"
+fi
+
+step "Java: Kafka Connect and MirrorMaker 2 from Maven Central (e2e/connect/pom.xml)"
+lib=e2e/connect/lib
+if stamp_ok "$lib" e2e/connect/pom.xml && compgen -G "$lib/connect-mirror-*.jar" >/dev/null; then
+  done_step "up to date"
+else
+  rm -rf "$lib"
+  log=$(mktemp)
+  if ! mvn -B -Dstyle.color=never -f e2e/connect/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$repo/$lib" -DincludeScope=runtime >"$log" 2>&1; then
+    cat "$log"
+    exit 1
+  fi
+  rm -f "$log"
+  stamp_write "$lib" e2e/connect/pom.xml
   done_step "$(ls "$lib" | grep -c '\.jar$') jars"
 fi
 
