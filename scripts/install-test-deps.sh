@@ -6,6 +6,7 @@
 #          Kafka Connect, MirrorMaker 2 (e2e/connect/pom.xml)     -> e2e/connect/lib
 #   kcat   Debian package                                                -> PATH
 #   Python confluent-kafka, apache-iggy (e2e/python/requirements.txt)    -> .cache/venv
+#          aiokafka, quixstreams (e2e/python/frameworks-requirements.txt) -> .cache/venv-frameworks
 #   Node   kafkajs (e2e/node/package.json + package-lock.json, npm ci)   -> e2e/node/node_modules
 #   Go     franz-go, sarama, kafka-go (go.mod)                           -> Go module cache
 # Idempotent: a step whose pinned inputs did not change since it last succeeded is skipped.
@@ -120,6 +121,19 @@ else
   "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: -r e2e/python/requirements.txt
   stamp_write "$venv" e2e/python/requirements.txt
   done_step "$("$venv/bin/pip" freeze --disable-pip-version-check | tr '\n' ' ')"
+fi
+
+step "Python: frameworks virtualenv .cache/venv-frameworks (e2e/python/frameworks-requirements.txt)"
+venv=.cache/venv-frameworks
+if stamp_ok "$venv" e2e/python/frameworks-requirements.txt && [ -x "$venv/bin/python" ]; then
+  done_step "up to date"
+else
+  rm -rf "$venv"
+  mkdir -p .cache
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: -r e2e/python/frameworks-requirements.txt
+  stamp_write "$venv" e2e/python/frameworks-requirements.txt
+  done_step "$("$venv/bin/pip" freeze --disable-pip-version-check | grep -iE '^(aiokafka|quixstreams|confluent-kafka)=' | tr '\n' ' ')"
 fi
 
 step "Node: kafkajs (npm ci in e2e/node)"
