@@ -3,8 +3,10 @@
 # registry at the version pinned in this repository:
 #   Java   Apache Kafka tools + clients (e2e/java/pom.xml, Maven Central) -> e2e/java/lib
 #          Kafka Streams (e2e/streams/pom.xml, Maven Central) -> e2e/streams/lib
+#          Kafka Connect, MirrorMaker 2 (e2e/connect/pom.xml)     -> e2e/connect/lib
 #   kcat   Debian package                                                -> PATH
 #   Python confluent-kafka, apache-iggy (e2e/python/requirements.txt)    -> .cache/venv
+#          aiokafka, quixstreams (e2e/python/frameworks-requirements.txt) -> .cache/venv-frameworks
 #   Node   kafkajs (e2e/node/package.json + package-lock.json, npm ci)   -> e2e/node/node_modules
 #   Go     franz-go, sarama, kafka-go (go.mod)                           -> Go module cache
 # Idempotent: a step whose pinned inputs did not change since it last succeeded is skipped.
@@ -86,6 +88,23 @@ else
   done_step "$(ls "$lib" | grep -c '\.jar$') jars"
 fi
 
+step "Java: Kafka Connect and MirrorMaker 2 from Maven Central (e2e/connect/pom.xml)"
+lib=e2e/connect/lib
+if stamp_ok "$lib" e2e/connect/pom.xml && compgen -G "$lib/connect-mirror-*.jar" >/dev/null; then
+  done_step "up to date"
+else
+  rm -rf "$lib"
+  log=$(mktemp)
+  if ! mvn -B -Dstyle.color=never -f e2e/connect/pom.xml dependency:copy-dependencies \
+    -DoutputDirectory="$repo/$lib" -DincludeScope=runtime >"$log" 2>&1; then
+    cat "$log"
+    exit 1
+  fi
+  rm -f "$log"
+  stamp_write "$lib" e2e/connect/pom.xml
+  done_step "$(ls "$lib" | grep -c '\.jar$') jars"
+fi
+
 step "kcat (Debian)"
 need kcat kcat
 # The TLS scenarios make their Java key stores with openssl and the JDK's keytool.
@@ -104,6 +123,19 @@ else
   "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: -r e2e/python/requirements.txt
   stamp_write "$venv" e2e/python/requirements.txt
   done_step "$("$venv/bin/pip" freeze --disable-pip-version-check | tr '\n' ' ')"
+fi
+
+step "Python: frameworks virtualenv .cache/venv-frameworks (e2e/python/frameworks-requirements.txt)"
+venv=.cache/venv-frameworks
+if stamp_ok "$venv" e2e/python/frameworks-requirements.txt && [ -x "$venv/bin/python" ]; then
+  done_step "up to date"
+else
+  rm -rf "$venv"
+  mkdir -p .cache
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check --only-binary=:all: -r e2e/python/frameworks-requirements.txt
+  stamp_write "$venv" e2e/python/frameworks-requirements.txt
+  done_step "$("$venv/bin/pip" freeze --disable-pip-version-check | grep -iE '^(aiokafka|quixstreams|confluent-kafka)=' | tr '\n' ' ')"
 fi
 
 step "Node: kafkajs (npm ci in e2e/node)"

@@ -16,6 +16,12 @@
 //	kafkajs   e2e/node/node_modules (npm ci), node
 //	franz-go, sarama, kafka-go: Go modules, always available
 //
+// Frameworks (the frameworks table of the report):
+//
+//	kafka-streams  e2e/streams/lib (Maven Central), java
+//	kafka-connect, mirrormaker2  e2e/connect/lib (Maven Central, the 4.3.1 set), java
+//	aiokafka, quixstreams  the virtualenv .cache/venv-frameworks
+//
 // Environment:
 //
 //	IGGYGW_E2E_REQUIRED=1     a missing client fails its test instead of skipping it (CI).

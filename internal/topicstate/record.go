@@ -19,6 +19,9 @@ const (
 	KindLogStart = "log-start"
 	// KindDelete forgets the topic (DeleteTopics).
 	KindDelete = "delete"
+	// KindSnapshot holds the whole view as of log offset Upto (the records before it), so
+	// that a startup reads the log from there instead of from the start (docs/TOPIC-CONFIGS.md).
+	KindSnapshot = "snapshot"
 )
 
 // recordVersion is the only version this gateway writes and reads.
@@ -38,6 +41,21 @@ type Record struct {
 	Configs map[string]string `json:"configs,omitempty"`
 	// LogStart (KindLogStart) are log start offsets by partition (decimal keys).
 	LogStart map[string]int64 `json:"log_start,omitempty"`
+	// Snapshot is the offset of the latest snapshot the writer knew of (absent: none, or
+	// written by a gateway without snapshots). Startup follows it from the last record.
+	Snapshot *uint64 `json:"snapshot,omitempty"`
+	// Upto and Topics (KindSnapshot): the view made of the records before offset Upto. Upto
+	// may be below the snapshot's own offset when another gateway appended in between: those
+	// records are replayed after it.
+	Upto   uint64                   `json:"upto,omitempty"`
+	Topics map[string]SnapshotTopic `json:"topics,omitempty"`
+}
+
+// SnapshotTopic is one topic's state in a snapshot.
+type SnapshotTopic struct {
+	TopicID  uint32            `json:"topic_id"`
+	Configs  map[string]string `json:"configs,omitempty"`
+	LogStart map[string]int64  `json:"log_start,omitempty"`
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -68,19 +86,45 @@ func Decode(data []byte) (Record, error) {
 	if r.Version != recordVersion {
 		return r, fmt.Errorf("%w: version %d (written by a newer gateway?)", ErrCorrupt, r.Version)
 	}
-	if r.Topic == "" {
+	if r.Topic == "" && r.Kind != KindSnapshot {
 		return r, fmt.Errorf("%w: no topic", ErrCorrupt)
 	}
 	switch r.Kind {
 	case KindConfigs, KindDelete:
 	case KindLogStart:
-		for p, off := range r.LogStart {
-			if n, err := strconv.ParseInt(p, 10, 32); err != nil || n < 0 || off < 0 {
-				return r, fmt.Errorf("%w: log start %q=%d", ErrCorrupt, p, off)
+		if err := checkLogStart(r.LogStart); err != nil {
+			return r, err
+		}
+	case KindSnapshot:
+		for name, st := range r.Topics {
+			if name == "" {
+				return r, fmt.Errorf("%w: snapshot of a topic without a name", ErrCorrupt)
+			}
+			if err := checkLogStart(st.LogStart); err != nil {
+				return r, err
 			}
 		}
 	default:
 		return r, fmt.Errorf("%w: kind %q", ErrCorrupt, r.Kind)
 	}
 	return r, nil
+}
+
+// checkLogStart checks log start offsets keyed by partition.
+func checkLogStart(starts map[string]int64) error {
+	for p, off := range starts {
+		if _, err := parsePartition(p); err != nil || off < 0 {
+			return fmt.Errorf("%w: log start %q=%d", ErrCorrupt, p, off)
+		}
+	}
+	return nil
+}
+
+// parsePartition parses a partition key of a log start map.
+func parsePartition(p string) (int32, error) {
+	n, err := strconv.ParseInt(p, 10, 32)
+	if err == nil && n < 0 {
+		err = fmt.Errorf("negative partition %d", n)
+	}
+	return int32(n), err
 }

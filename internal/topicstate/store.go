@@ -23,6 +23,9 @@ const (
 	DefaultRefresh = time.Second
 	// readBatch is how many records one catch-up read asks for.
 	readBatch = 512
+	// DefaultSnapshotEvery is how many records a snapshot is written after: a startup reads
+	// at most about that many records past the latest snapshot.
+	DefaultSnapshotEvery = 1000
 )
 
 // State is what the gateway keeps about one Kafka topic.
@@ -38,14 +41,18 @@ type State struct {
 // Store is the topic-state view over its log. Writes are appended first and applied to the
 // view in log order, so every gateway reading the log ends with the same view.
 type Store struct {
-	log     offsets.Log
-	logger  *slog.Logger
-	refresh time.Duration
-	now     func() time.Time
+	log           offsets.Log
+	logger        *slog.Logger
+	refresh       time.Duration
+	snapshotEvery int
+	now           func() time.Time
 
-	// syncMu serializes catching up with the log and appending to it.
-	syncMu sync.Mutex
-	next   uint64 // the next log offset to read; guarded by syncMu
+	// syncMu serializes catching up with the log and appending to it, and guards next,
+	// snapshotAt and sinceSnapshot.
+	syncMu        sync.Mutex
+	next          uint64  // the next log offset to read
+	snapshotAt    *uint64 // the offset of the latest snapshot read, nil before one
+	sinceSnapshot int     // records read after it (or since the start)
 
 	mu        sync.RWMutex
 	topics    map[string]*State
@@ -58,15 +65,112 @@ func New(log offsets.Log, logger *slog.Logger) *Store {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Store{log: log, logger: logger, refresh: DefaultRefresh, now: time.Now, topics: make(map[string]*State)}
+	return &Store{log: log, logger: logger, refresh: DefaultRefresh, snapshotEvery: DefaultSnapshotEvery,
+		now: time.Now, topics: make(map[string]*State)}
 }
 
-// Load creates the log if needed and reads it.
+// Load creates the log if needed and reads it: from the latest snapshot on when the last
+// record points to one (or is one), else from the start. It writes a snapshot when it read
+// many records past the latest one, so the next startup reads fewer.
 func (s *Store) Load(ctx context.Context) error {
 	if err := s.log.Ensure(ctx); err != nil {
 		return fmt.Errorf("topicstate: %w", err)
 	}
-	return s.Sync(ctx)
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if err := s.startFromSnapshot(ctx); err != nil {
+		return err
+	}
+	if err := s.catchUp(ctx); err != nil {
+		return err
+	}
+	s.maybeSnapshot(ctx)
+	return nil
+}
+
+// startFromSnapshot sets the view to the latest snapshot and next to the first record it
+// does not cover; the caller holds syncMu. Without a usable snapshot it leaves the view empty
+// and next at 0 (a full replay), logging why when a snapshot was expected.
+func (s *Store) startFromSnapshot(ctx context.Context) error {
+	end, err := s.log.End(ctx, partition)
+	if err != nil || end == 0 {
+		return wrapRead(err, 0)
+	}
+	last, err := s.readOne(ctx, end-1)
+	if err != nil {
+		return err
+	}
+	at := end - 1
+	if last.Kind != KindSnapshot {
+		if last.Snapshot == nil {
+			return nil // no snapshot yet (or an undecodable last record, logged by catchUp)
+		}
+		if at = *last.Snapshot; at >= end-1 {
+			s.logger.Error("topic state record points to a snapshot past it; replaying the whole log", "offset", end-1, "snapshot", at)
+			return nil
+		}
+		if last, err = s.readOne(ctx, at); err != nil {
+			return err
+		}
+	}
+	if last.Kind != KindSnapshot || last.Upto > at {
+		s.logger.Error("topic state snapshot unusable; replaying the whole log", "offset", at, "kind", last.Kind, "upto", last.Upto)
+		return nil
+	}
+	s.mu.Lock()
+	s.topics = make(map[string]*State, len(last.Topics))
+	for name, st := range last.Topics {
+		s.topics[name] = &State{TopicID: st.TopicID, Configs: st.Configs}
+		if len(st.LogStart) > 0 {
+			s.apply(&Record{Kind: KindLogStart, Topic: name, TopicID: st.TopicID, LogStart: st.LogStart})
+		}
+	}
+	s.mu.Unlock()
+	s.next, s.snapshotAt = last.Upto, &at
+	return nil
+}
+
+// readOne reads and decodes the record at offset (an undecodable one is the zero Record).
+func (s *Store) readOne(ctx context.Context, offset uint64) (Record, error) {
+	entries, err := s.log.ReadFrom(ctx, partition, offset, 1)
+	if err != nil || len(entries) == 0 || entries[0].Offset != offset {
+		return Record{}, wrapRead(err, offset)
+	}
+	r, _ := Decode(entries[0].Data)
+	return r, nil
+}
+
+func wrapRead(err error, offset uint64) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("topicstate: reading the log at %d: %w", offset, err)
+}
+
+// maybeSnapshot appends a snapshot of the view when enough records were read since the
+// latest one; the caller holds syncMu and has caught up. A failure is only logged: the
+// records are all there, the next startup just reads more of them.
+func (s *Store) maybeSnapshot(ctx context.Context) {
+	if s.sinceSnapshot < s.snapshotEvery {
+		return
+	}
+	r := &Record{Kind: KindSnapshot, Upto: s.next, Topics: make(map[string]SnapshotTopic)}
+	s.mu.RLock()
+	for name, st := range s.topics {
+		starts := make(map[string]int64, len(st.LogStart))
+		for p, off := range st.LogStart {
+			starts[strconv.Itoa(int(p))] = off
+		}
+		r.Topics[name] = SnapshotTopic{TopicID: st.TopicID, Configs: st.Configs, LogStart: starts}
+	}
+	s.mu.RUnlock()
+	if _, err := s.log.Append(ctx, partition, [][]byte{r.Encode()}); err != nil {
+		s.logger.Warn("topic state snapshot not written; the next startup reads more of the log", "err", err)
+		return
+	}
+	if err := s.catchUp(ctx); err != nil {
+		s.logger.Warn("topic state catch-up after a snapshot failed", "err", err)
+	}
 }
 
 // Sync catches up with every record appended so far (by any gateway).
@@ -83,15 +187,23 @@ func (s *Store) catchUp(ctx context.Context) error {
 	for {
 		entries, err := s.log.ReadFrom(ctx, partition, s.next, readBatch)
 		if err != nil {
-			return fmt.Errorf("topicstate: reading the log at %d: %w", s.next, err)
+			return wrapRead(err, s.next)
 		}
 		s.mu.Lock()
 		for _, e := range entries {
 			r, err := Decode(e.Data)
-			if err != nil {
+			switch {
+			case err != nil:
 				s.logger.Error("topic state record skipped", "offset", e.Offset, "err", err)
-			} else {
+				s.sinceSnapshot++
+			case r.Kind == KindSnapshot:
+				// The view already holds what it says (it was read in order, or started
+				// from a snapshot): only note where it is.
+				at := e.Offset
+				s.snapshotAt, s.sinceSnapshot = &at, 0
+			default:
 				s.apply(&r)
+				s.sinceSnapshot++
 			}
 			s.next = e.Offset + 1
 		}
@@ -122,8 +234,8 @@ func (s *Store) apply(r *Record) {
 			st.LogStart = make(map[int32]int64, len(r.LogStart))
 		}
 		for p, off := range r.LogStart {
-			n, _ := strconv.ParseInt(p, 10, 32) // checked by Decode
-			st.LogStart[int32(n)] = max(st.LogStart[int32(n)], off)
+			n, _ := parsePartition(p) // checked by Decode
+			st.LogStart[n] = max(st.LogStart[n], off)
 		}
 	}
 }
@@ -148,6 +260,11 @@ func (s *Store) Get(ctx context.Context, topic string, topicID uint32) State {
 func (s *Store) Cached(topic string, topicID uint32) State {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.cachedLocked(topic, topicID)
+}
+
+// cachedLocked is Cached; the caller holds mu.
+func (s *Store) cachedLocked(topic string, topicID uint32) State {
 	st := s.topics[topic]
 	if st == nil || st.TopicID != topicID {
 		return State{TopicID: topicID}
@@ -216,8 +333,13 @@ func (s *Store) write(ctx context.Context, build func() *Record) error {
 	if r == nil {
 		return ErrNotRaised
 	}
+	r.Snapshot = s.snapshotAt
 	if _, err := s.log.Append(ctx, partition, [][]byte{r.Encode()}); err != nil {
 		return fmt.Errorf("topicstate: appending a %s record for %q: %w", r.Kind, r.Topic, err)
 	}
-	return s.catchUp(ctx)
+	if err := s.catchUp(ctx); err != nil {
+		return err
+	}
+	s.maybeSnapshot(ctx)
+	return nil
 }

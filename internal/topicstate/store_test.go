@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"strconv"
 	"testing"
 	"time"
 
@@ -116,6 +117,10 @@ func TestDecode(t *testing.T) {
 		{"unknown kind", Record{Kind: "x", Topic: "t"}, false},
 		{"bad partition", Record{Kind: KindLogStart, Topic: "t", LogStart: map[string]int64{"x": 4}}, false},
 		{"negative offset", Record{Kind: KindLogStart, Topic: "t", LogStart: map[string]int64{"1": -4}}, false},
+		{"snapshot", Record{Kind: KindSnapshot, Upto: 3, Topics: map[string]SnapshotTopic{"t": {TopicID: 1, LogStart: map[string]int64{"0": 2}}}}, true},
+		{"empty snapshot", Record{Kind: KindSnapshot}, true},
+		{"snapshot of no name", Record{Kind: KindSnapshot, Topics: map[string]SnapshotTopic{"": {}}}, false},
+		{"snapshot bad partition", Record{Kind: KindSnapshot, Topics: map[string]SnapshotTopic{"t": {LogStart: map[string]int64{"-1": 2}}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Decode(tc.r.Encode())
@@ -132,6 +137,7 @@ func TestDecode(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add((&Record{Kind: KindConfigs, Topic: "t", TopicID: 3, Configs: map[string]string{"a": "b"}}).Encode())
 	f.Add((&Record{Kind: KindLogStart, Topic: "t", LogStart: map[string]int64{"0": 9}}).Encode())
+	f.Add((&Record{Kind: KindSnapshot, Upto: 4, Topics: map[string]SnapshotTopic{"t": {TopicID: 2, LogStart: map[string]int64{"1": 3}}}}).Encode())
 	f.Add([]byte("{}\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Decode(data)
@@ -139,8 +145,133 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		again, err := Decode(r.Encode())
-		if err != nil || again.Kind != r.Kind || again.Topic != r.Topic || !maps.Equal(again.Configs, r.Configs) || !maps.Equal(again.LogStart, r.LogStart) {
+		if err != nil || again.Kind != r.Kind || again.Topic != r.Topic || !maps.Equal(again.Configs, r.Configs) || !maps.Equal(again.LogStart, r.LogStart) ||
+			again.Upto != r.Upto || len(again.Topics) != len(r.Topics) {
 			t.Fatalf("round trip: %+v -> %+v, %v", r, again, err)
 		}
+	})
+}
+
+// countingLog counts the entries read from a log.
+type countingLog struct {
+	offsets.Log
+	read int
+}
+
+func (l *countingLog) ReadFrom(ctx context.Context, p int, off uint64, n int) ([]offsets.Entry, error) {
+	es, err := l.Log.ReadFrom(ctx, p, off, n)
+	l.read += len(es)
+	return es, err
+}
+
+// views returns the whole view of a store, for comparisons.
+func views(s *Store) map[string]State {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string]State{}
+	for name, st := range s.topics {
+		out[name] = s.cachedLocked(name, st.TopicID)
+	}
+	return out
+}
+
+func sameViews(t *testing.T, got, want map[string]State) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d topics, want %d", len(got), len(want))
+	}
+	for name, w := range want {
+		g := got[name]
+		if g.TopicID != w.TopicID || !maps.Equal(g.Configs, w.Configs) || !maps.Equal(g.LogStart, w.LogStart) {
+			t.Fatalf("%s: %+v, want %+v", name, g, w)
+		}
+	}
+}
+
+// TestStoreSnapshotBoundsStartup: with a snapshot every 50 records, a log of thousands of
+// DeleteRecords-like records is read at startup from its latest snapshot, and gives the
+// same view as a full replay.
+func TestStoreSnapshotBoundsStartup(t *testing.T) {
+	ctx := context.Background()
+	log := offsets.NewMemLog(1)
+	w := New(log, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w.snapshotEvery = 50
+	if err := w.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		topic := "t" + strconv.Itoa(i%7)
+		if i%100 == 0 {
+			if err := w.SetConfigs(ctx, topic, 1, map[string]string{"cleanup.policy": "compact", "n": strconv.Itoa(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.RaiseLogStart(ctx, topic, 1, map[int32]int64{int32(i % 3): int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Forget(ctx, "t6"); err != nil {
+		t.Fatal(err)
+	}
+	end, _ := log.End(ctx, 0)
+	counted := &countingLog{Log: log}
+	r := newStore(t, counted)
+	if counted.read > 2*50+2 {
+		t.Fatalf("startup read %d of %d records, want at most %d", counted.read, end, 2*50+2)
+	}
+	sameViews(t, views(r), views(w))
+
+	// A log whose records carry no snapshot pointer (older gateways) is replayed whole.
+	plain := offsets.NewMemLog(1)
+	es, _ := log.ReadFrom(ctx, 0, 0, int(end))
+	for _, e := range es {
+		rec, err := Decode(e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Kind == KindSnapshot {
+			continue
+		}
+		rec.Snapshot = nil
+		if _, err := plain.Append(ctx, 0, [][]byte{rec.Encode()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameViews(t, views(newStore(t, plain)), views(w))
+}
+
+// TestStoreSnapshotInterleaved: a snapshot made by a gateway that had read up to some
+// offset, appended after another gateway's records, is completed by replaying those.
+func TestStoreSnapshotInterleaved(t *testing.T) {
+	ctx := context.Background()
+	log := offsets.NewMemLog(1)
+	appendRec := func(r *Record) {
+		if _, err := log.Append(ctx, 0, [][]byte{r.Encode()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendRec(&Record{Kind: KindConfigs, Topic: "a", TopicID: 1, Configs: map[string]string{"x": "1"}})
+	appendRec(&Record{Kind: KindLogStart, Topic: "a", TopicID: 1, LogStart: map[string]int64{"0": 5}})
+	// Another gateway's record lands at offset 2, before the snapshot made as of offset 2.
+	appendRec(&Record{Kind: KindConfigs, Topic: "b", TopicID: 2, Configs: map[string]string{"y": "2"}})
+	appendRec(&Record{Kind: KindSnapshot, Upto: 2, Topics: map[string]SnapshotTopic{
+		"a": {TopicID: 1, Configs: map[string]string{"x": "1"}, LogStart: map[string]int64{"0": 5}}}})
+	at := uint64(3)
+	appendRec(&Record{Kind: KindLogStart, Topic: "a", TopicID: 1, LogStart: map[string]int64{"1": 7}, Snapshot: &at})
+	counted := &countingLog{Log: log}
+	s := newStore(t, counted)
+	if counted.read != 1+1+3 { // the last record, the snapshot, then offsets 2..4
+		t.Errorf("read %d entries, want 5", counted.read)
+	}
+	sameViews(t, views(s), map[string]State{
+		"a": {TopicID: 1, Configs: map[string]string{"x": "1"}, LogStart: map[int32]int64{0: 5, 1: 7}},
+		"b": {TopicID: 2, Configs: map[string]string{"y": "2"}},
+	})
+
+	// A pointer to something that is not a snapshot: the whole log is replayed.
+	bad := uint64(1)
+	appendRec(&Record{Kind: KindDelete, Topic: "b", Snapshot: &bad})
+	sameViews(t, views(newStore(t, log)), map[string]State{
+		"a": {TopicID: 1, Configs: map[string]string{"x": "1"}, LogStart: map[int32]int64{0: 5, 1: 7}},
 	})
 }
