@@ -48,8 +48,8 @@ func clientTLS(ca *tlstest.CA) *tls.Config {
 	return &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 }
 
-// writeProperties writes a Java client.properties file.
-func writeProperties(t *testing.T, lines ...string) string {
+// clientProperties writes a Java client.properties file of lines.
+func clientProperties(t *testing.T, lines ...string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "client.properties")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
@@ -95,7 +95,7 @@ func TestSecurityJavaClientCertificate(t *testing.T) {
 		"-name", "client", "-out", keystore, "-passout", "pass:" + pass}, Timeout: 30 * time.Second})
 	mustRun(t, Cmd{Name: "keytool", Args: []string{"-importcert", "-noprompt", "-alias", "ca", "-file", ca.CertFile,
 		"-keystore", truststore, "-storetype", "PKCS12", "-storepass", pass}, Timeout: 30 * time.Second})
-	javaRoundTrip(t, env, writeProperties(t,
+	javaRoundTrip(t, env, clientProperties(t,
 		"security.protocol=SSL",
 		"ssl.keystore.type=PKCS12", "ssl.keystore.location="+keystore, "ssl.keystore.password="+pass, "ssl.key.password="+pass,
 		"ssl.truststore.type=PKCS12", "ssl.truststore.location="+truststore, "ssl.truststore.password="+pass,
@@ -106,7 +106,7 @@ func TestSecurityJavaClientCertificate(t *testing.T) {
 	if err := os.WriteFile(pemStore, append(append([]byte{}, client.KeyPEM...), client.CertPEM...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	props := writeProperties(t, "security.protocol=SSL",
+	props := clientProperties(t, "security.protocol=SSL",
 		"ssl.truststore.type=PEM", "ssl.truststore.location="+ca.CertFile,
 		"ssl.keystore.type=PEM", "ssl.keystore.location="+pemStore)
 	topic := env.CreateTopic(t, 1)
