@@ -10,6 +10,7 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
@@ -52,6 +53,10 @@ func newProducerStates(enabled bool, expiry time.Duration, tail int) producerSta
 // producerPart is one partition's producer state.
 type producerPart struct {
 	state *producers.Partition
+	// generation is the placement's generation the state was made in: only the partition's
+	// leader keeps it current, and leadership may have moved away and back since a change
+	// (placement.Generation), so a newer generation starts afresh from Iggy.
+	generation uint64
 
 	mu      sync.Mutex // held while rebuilding
 	rebuilt bool
@@ -67,17 +72,18 @@ type uncertainWrite struct {
 	from    uint64 // the partition's end, as known, before the send
 }
 
-// part returns the state of k, creating it (not yet rebuilt) on first use.
-func (s *producerStates) part(k partKey) *producerPart {
+// part returns the state of k in placement generation gen, creating it (not yet rebuilt) on
+// first use in that generation. Writes still in flight keep the state they started with.
+func (s *producerStates) part(k partKey, gen uint64) *producerPart {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if pp := s.parts[k]; pp != nil {
+	if pp := s.parts[k]; pp != nil && pp.generation == gen {
 		return pp
 	}
 	if s.parts == nil {
 		s.parts = make(map[partKey]*producerPart)
 	}
-	pp := &producerPart{state: producers.NewPartition(s.limits)}
+	pp := &producerPart{state: producers.NewPartition(s.limits), generation: gen}
 	s.parts[k] = pp
 	return pp
 }
@@ -240,9 +246,9 @@ func (b *Broker) resolveUncertain(ctx context.Context, s Storage, k partKey, pp 
 }
 
 // rebuiltPart returns k's producer state, rebuilt from the partition's last messages when
-// this is its first idempotent write since the gateway started.
+// this is its first idempotent write since the gateway started or the placement changed.
 func (b *Broker) rebuiltPart(ctx context.Context, s Storage, k partKey) (*producerPart, error) {
-	pp := b.idem.part(k)
+	pp := b.idem.part(k, placement.Generation(b.placement))
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	if pp.rebuilt {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 )
 
 // idemBatch is a v2 batch of values from producer pid at epoch, starting at sequence seq.
@@ -328,4 +329,54 @@ func TestIdempotentFranzGoUnderUncertainSends(t *testing.T) {
 		}
 	}
 	t.Logf("%d sends, %d of them uncertain", u.sends.Load(), n.Load()/3)
+}
+
+// generationPlacement is a single gateway's placement whose generation a test moves, as a
+// membership change does.
+type generationPlacement struct {
+	placement.Single
+	generation *atomic.Uint64
+}
+
+func (p generationPlacement) Generation() uint64 { return p.generation.Load() }
+
+// Leadership can move away and back between two writes of a producer: another gateway wrote
+// the producer's next batches meanwhile. After a placement change the partition's producer
+// state is rebuilt from Iggy, so the producer's next batch is accepted (not 45) and a retry of
+// what the other gateway wrote is answered as a duplicate (not written twice).
+func TestIdempotentStateRebuiltAfterPlacementChange(t *testing.T) {
+	gen := new(atomic.Uint64)
+	g := startGateway(t, gatewayOpts{bridge: true, placement: generationPlacement{Single: placement.Single{NodeID: 1}, generation: gen}})
+	g.mkTopic("kafka", "moved", 1)
+	const pid = 78
+	if code, off := g.produceIdem(t, "moved", pid, 0, 0, "a", "b"); code != 0 || off != 0 {
+		t.Fatalf("first batch: code %d offset %d", code, off)
+	}
+	// The other gateway, leading the partition meanwhile, writes the producer's next batch.
+	other, err := New(Options{Config: g.config, Iggy: g.iggy, Logger: testLogger(t), ClusterID: ClusterID("test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.BeginShutdown()
+	g2 := *g
+	g2.b = other
+	if code, off := g2.produceIdem(t, "moved", pid, 0, 2, "c", "d"); code != 0 || off != 2 {
+		t.Fatalf("the other gateway's batch: code %d offset %d", code, off)
+	}
+	gen.Add(1) // the leadership comes back
+	for _, s := range []struct {
+		name string
+		seq  int32
+		want produced
+	}{
+		{"retry of the other gateway's batch", 2, produced{0, 2}},
+		{"next batch", 4, produced{0, 4}},
+	} {
+		if code, off := g.produceIdem(t, "moved", pid, 0, s.seq, "e", "f"); (produced{code, off}) != s.want {
+			t.Errorf("%s: code %d offset %d, want %+v", s.name, code, off, s.want)
+		}
+	}
+	if hw := g.hw(t, "moved", 0); hw != 6 {
+		t.Errorf("partition holds %d messages, want 6", hw)
+	}
 }

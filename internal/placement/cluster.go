@@ -26,6 +26,7 @@ type Cluster struct {
 	partitionOf func(group string) int
 	fixed       int32 // with Fixed: the lowest configured id; else -1
 	live        atomic.Pointer[[]int32]
+	generation  atomic.Uint64 // changes of live
 }
 
 var _ Placement = (*Cluster)(nil)
@@ -67,8 +68,13 @@ func (c *Cluster) SetLive(ids []int32) {
 	}
 	slices.Sort(live)
 	live = slices.Compact(live)
-	c.live.Store(&live)
+	if old := c.live.Swap(&live); old == nil || !slices.Equal(*old, live) {
+		c.generation.Add(1)
+	}
 }
+
+// Generation counts the changes of the live membership (see placement.Generation).
+func (c *Cluster) Generation() uint64 { return c.generation.Load() }
 
 // Live returns the live node ids, ascending.
 func (c *Cluster) Live() []int32 { return slices.Clone(*c.live.Load()) }

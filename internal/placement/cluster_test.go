@@ -107,3 +107,22 @@ func TestClusterFixedCoordinatorIsTheLowestID(t *testing.T) {
 		t.Errorf("leader %d is not live", l)
 	}
 }
+
+// The generation moves with every change of the live membership, and only then; a Single
+// placement never changes.
+func TestGenerationMovesWithTheMembership(t *testing.T) {
+	c := testCluster(false, 1, 2, 3)
+	start := Generation(c)
+	c.SetLive([]int32{3, 2, 1, 2})
+	if got := Generation(c); got != start {
+		t.Errorf("same membership in another order: generation %d → %d", start, got)
+	}
+	c.SetLive([]int32{1, 2})
+	c.SetLive([]int32{1, 2, 3})
+	if got := Generation(c); got != start+2 {
+		t.Errorf("a gateway left and came back: generation %d → %d, want +2", start, got)
+	}
+	if got := Generation(Single{NodeID: 1}); got != 0 {
+		t.Errorf("Single: generation %d", got)
+	}
+}

@@ -27,6 +27,17 @@ type Placement interface {
 	Controller() int32
 }
 
+// Generation returns a number that changes whenever p's answers may have changed (a gateway
+// joined or left); a placement that never changes (Single) is always at generation 0. State
+// that only the leader of a partition may keep (idempotent producers' sequences) is valid
+// only within the generation it was built in: leadership may have moved away and back.
+func Generation(p Placement) uint64 {
+	if v, ok := p.(interface{ Generation() uint64 }); ok {
+		return v.Generation()
+	}
+	return 0
+}
+
 // Single is the placement of one gateway: it leads every partition, coordinates every group
 // and is the controller.
 type Single struct {
