@@ -52,58 +52,36 @@ stamp_write() { local dir=$1; shift; stamp_of "$@" >"$dir/.iggygw-stamp"; }
 
 total_start=$(now_ms)
 
+# maven_libs POM LIB JAR-GLOB: copies the runtime dependencies of the Maven project POM into
+# LIB; skipped when POM did not change since and a jar matching JAR-GLOB is there.
+maven_libs() {
+  local pom=$1 lib=$2 jar=$3 log
+  if stamp_ok "$lib" "$pom" && compgen -G "$lib/$jar" >/dev/null; then
+    done_step "up to date"
+    return
+  fi
+  rm -rf "$lib"
+  log=$(mktemp)
+  if ! mvn -B -Dstyle.color=never -f "$pom" dependency:copy-dependencies \
+    -DoutputDirectory="$repo/$lib" -DincludeScope=runtime >"$log" 2>&1; then
+    cat "$log"
+    exit 1
+  fi
+  rm -f "$log"
+  stamp_write "$lib" "$pom"
+  done_step "$(ls "$lib" | grep -c '\.jar$') jars"
+}
+
 step "Java: Kafka tools and clients from Maven Central (e2e/java/pom.xml)"
 need java openjdk-17-jre-headless
 need mvn maven
-lib=e2e/java/lib
-if stamp_ok "$lib" e2e/java/pom.xml && compgen -G "$lib/kafka-tools-*.jar" >/dev/null; then
-  done_step "up to date"
-else
-  rm -rf "$lib"
-  log=$(mktemp)
-  if ! mvn -B -Dstyle.color=never -f e2e/java/pom.xml dependency:copy-dependencies \
-    -DoutputDirectory="$repo/$lib" -DincludeScope=runtime >"$log" 2>&1; then
-    cat "$log"
-    exit 1
-  fi
-  rm -f "$log"
-  stamp_write "$lib" e2e/java/pom.xml
-  done_step "$(ls "$lib" | grep -c '\.jar$') jars"
-fi
+maven_libs e2e/java/pom.xml e2e/java/lib 'kafka-tools-*.jar'
 
 step "Java: Kafka Streams from Maven Central (e2e/streams/pom.xml)"
-lib=e2e/streams/lib
-if stamp_ok "$lib" e2e/streams/pom.xml && compgen -G "$lib/kafka-streams-*.jar" >/dev/null; then
-  done_step "up to date"
-else
-  rm -rf "$lib"
-  log=$(mktemp)
-  if ! mvn -B -Dstyle.color=never -f e2e/streams/pom.xml dependency:copy-dependencies \
-    -DoutputDirectory="$repo/$lib" -DincludeScope=runtime >"$log" 2>&1; then
-    cat "$log"
-    exit 1
-  fi
-  rm -f "$log"
-  stamp_write "$lib" e2e/streams/pom.xml
-  done_step "$(ls "$lib" | grep -c '\.jar$') jars"
-fi
+maven_libs e2e/streams/pom.xml e2e/streams/lib 'kafka-streams-*.jar'
 
 step "Java: Kafka Connect and MirrorMaker 2 from Maven Central (e2e/connect/pom.xml)"
-lib=e2e/connect/lib
-if stamp_ok "$lib" e2e/connect/pom.xml && compgen -G "$lib/connect-mirror-*.jar" >/dev/null; then
-  done_step "up to date"
-else
-  rm -rf "$lib"
-  log=$(mktemp)
-  if ! mvn -B -Dstyle.color=never -f e2e/connect/pom.xml dependency:copy-dependencies \
-    -DoutputDirectory="$repo/$lib" -DincludeScope=runtime >"$log" 2>&1; then
-    cat "$log"
-    exit 1
-  fi
-  rm -f "$log"
-  stamp_write "$lib" e2e/connect/pom.xml
-  done_step "$(ls "$lib" | grep -c '\.jar$') jars"
-fi
+maven_libs e2e/connect/pom.xml e2e/connect/lib 'connect-mirror-*.jar'
 
 step "kcat (Debian)"
 need kcat kcat

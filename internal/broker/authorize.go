@@ -133,6 +133,21 @@ func (b *Broker) authorized(ctx context.Context, cc *listener.ConnContext, req k
 	return resp, err
 }
 
+// answerRefused runs next on a request narrowed to what the user may do and, when refused
+// holds what was taken out of it, answers each refused entry in the handler's response R.
+// A nil response (Produce with acks=0) has nothing to answer in.
+func answerRefused[T any, R kmsg.Response](req kmsg.Request, next serveNext, refused []T, answer func(resp R, entry T)) (kmsg.Response, error) {
+	resp, err := next(req)
+	if err != nil || resp == nil || len(refused) == 0 {
+		return resp, err
+	}
+	r := inner(resp).(R)
+	for _, e := range refused {
+		answer(r, e)
+	}
+	return resp, nil
+}
+
 // inner is the Kafka response inside a listener.Response.
 func inner(resp kmsg.Response) kmsg.Response {
 	if r, ok := resp.(*listener.Response); ok {

@@ -23,12 +23,7 @@ func init() {
 func authorizeProduce(_ *Broker, _ context.Context, a *access, req *kmsg.ProduceRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.ProduceRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.ProduceRequestTopic) bool { return a.canSend(t.Topic) })
-	resp, err := next(req)
-	if err != nil || resp == nil || len(refused) == 0 { // nil: acks=0 has no answer
-		return resp, err
-	}
-	pr := inner(resp).(*kmsg.ProduceResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(pr *kmsg.ProduceResponse, rt kmsg.ProduceRequestTopic) {
 		t := kmsg.NewProduceResponseTopic()
 		t.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
@@ -37,19 +32,13 @@ func authorizeProduce(_ *Broker, _ context.Context, a *access, req *kmsg.Produce
 			t.Partitions = append(t.Partitions, p)
 		}
 		pr.Topics = append(pr.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeFetch(_ *Broker, _ context.Context, a *access, req *kmsg.FetchRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.FetchRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.FetchRequestTopic) bool { return a.canPoll(t.Topic) })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	fr := inner(resp).(*kmsg.FetchResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(fr *kmsg.FetchResponse, rt kmsg.FetchRequestTopic) {
 		t := kmsg.NewFetchResponseTopic()
 		t.Topic, t.TopicID = rt.Topic, rt.TopicID
 		for _, rp := range rt.Partitions {
@@ -59,19 +48,13 @@ func authorizeFetch(_ *Broker, _ context.Context, a *access, req *kmsg.FetchRequ
 			t.Partitions = append(t.Partitions, p)
 		}
 		fr.Topics = append(fr.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeListOffsets(_ *Broker, _ context.Context, a *access, req *kmsg.ListOffsetsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.ListOffsetsRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.ListOffsetsRequestTopic) bool { return a.canPoll(t.Topic) })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	lr := inner(resp).(*kmsg.ListOffsetsResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(lr *kmsg.ListOffsetsResponse, rt kmsg.ListOffsetsRequestTopic) {
 		t := kmsg.NewListOffsetsResponseTopic()
 		t.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
@@ -80,19 +63,13 @@ func authorizeListOffsets(_ *Broker, _ context.Context, a *access, req *kmsg.Lis
 			t.Partitions = append(t.Partitions, p)
 		}
 		lr.Topics = append(lr.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeOffsetForLeaderEpoch(_ *Broker, _ context.Context, a *access, req *kmsg.OffsetForLeaderEpochRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.OffsetForLeaderEpochRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return a.canDescribe(t.Topic) })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	or := inner(resp).(*kmsg.OffsetForLeaderEpochResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(or *kmsg.OffsetForLeaderEpochResponse, rt kmsg.OffsetForLeaderEpochRequestTopic) {
 		t := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		t.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
@@ -102,19 +79,13 @@ func authorizeOffsetForLeaderEpoch(_ *Broker, _ context.Context, a *access, req 
 			t.Partitions = append(t.Partitions, p)
 		}
 		or.Topics = append(or.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeDeleteRecords(_ *Broker, _ context.Context, a *access, req *kmsg.DeleteRecordsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.DeleteRecordsRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool { return a.canManage(t.Topic) })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	dr := inner(resp).(*kmsg.DeleteRecordsResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(dr *kmsg.DeleteRecordsResponse, rt kmsg.DeleteRecordsRequestTopic) {
 		t := kmsg.NewDeleteRecordsResponseTopic()
 		t.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
@@ -123,8 +94,7 @@ func authorizeDeleteRecords(_ *Broker, _ context.Context, a *access, req *kmsg.D
 			t.Partitions = append(t.Partitions, p)
 		}
 		dr.Topics = append(dr.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 // split separates the items allowed from the refused ones, keeping their order. It returns

@@ -93,33 +93,21 @@ func authorizeFindCoordinator(b *Broker, _ context.Context, a *access, req *kmsg
 	}
 	var refused []string
 	req.CoordinatorKeys, refused = split(req.CoordinatorKeys, func(g string) bool { return b.groupAccess(a, g) == 0 })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	fr := inner(resp).(*kmsg.FindCoordinatorResponse)
-	for _, g := range refused {
+	return answerRefused(req, next, refused, func(fr *kmsg.FindCoordinatorResponse, g string) {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.NodeID, c.Port, c.ErrorCode = g, -1, -1, b.groupAccess(a, g)
 		fr.Coordinators = append(fr.Coordinators, c)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeDescribeGroups(b *Broker, _ context.Context, a *access, req *kmsg.DescribeGroupsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []string
 	req.Groups, refused = split(req.Groups, func(g string) bool { return b.groupAccess(a, g) == 0 })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	dr := inner(resp).(*kmsg.DescribeGroupsResponse)
-	for _, g := range refused {
+	return answerRefused(req, next, refused, func(dr *kmsg.DescribeGroupsResponse, g string) {
 		rg := kmsg.NewDescribeGroupsResponseGroup()
 		rg.Group, rg.ErrorCode = g, b.groupAccess(a, g)
 		dr.Groups = append(dr.Groups, rg)
-	}
-	return resp, nil
+	})
 }
 
 // authorizeListGroups lists only the groups the user may use.
@@ -136,42 +124,22 @@ func authorizeListGroups(b *Broker, _ context.Context, a *access, req *kmsg.List
 func authorizeDeleteGroups(b *Broker, _ context.Context, a *access, req *kmsg.DeleteGroupsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []string
 	req.Groups, refused = split(req.Groups, func(g string) bool { return b.groupAccess(a, g) == 0 })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	dr := inner(resp).(*kmsg.DeleteGroupsResponse)
-	for _, g := range refused {
+	return answerRefused(req, next, refused, func(dr *kmsg.DeleteGroupsResponse, g string) {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group, rg.ErrorCode = g, b.groupAccess(a, g)
 		dr.Groups = append(dr.Groups, rg)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeOffsetCommit(b *Broker, _ context.Context, a *access, req *kmsg.OffsetCommitRequest, next serveNext) (kmsg.Response, error) {
 	groupCode := b.groupAccess(a, req.Group)
 	var refused []kmsg.OffsetCommitRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool { return groupCode == 0 && a.canPoll(t.Topic) })
-	if len(req.Topics) == 0 {
-		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-		appendCommitRefusals(resp, refused, groupCode)
-		return resp, nil
-	}
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	appendCommitRefusals(inner(resp).(*kmsg.OffsetCommitResponse), refused, groupCode)
-	return resp, nil
-}
-
-func appendCommitRefusals(resp *kmsg.OffsetCommitResponse, refused []kmsg.OffsetCommitRequestTopic, groupCode int16) {
 	code := groupCode
 	if code == 0 {
 		code = kerr.TopicAuthorizationFailed.Code
 	}
-	for _, rt := range refused {
+	answer := func(resp *kmsg.OffsetCommitResponse, rt kmsg.OffsetCommitRequestTopic) {
 		t := kmsg.NewOffsetCommitResponseTopic()
 		t.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
@@ -181,6 +149,10 @@ func appendCommitRefusals(resp *kmsg.OffsetCommitResponse, refused []kmsg.Offset
 		}
 		resp.Topics = append(resp.Topics, t)
 	}
+	if len(req.Topics) == 0 { // nothing left for the handler
+		return answerRefused(req, func(kmsg.Request) (kmsg.Response, error) { return req.ResponseKind(), nil }, refused, answer)
+	}
+	return answerRefused(req, next, refused, answer)
 }
 
 // authorizeOffsetFetch answers, then removes what the user may not see: a refused group's
@@ -251,12 +223,7 @@ func authorizeOffsetDelete(b *Broker, _ context.Context, a *access, req *kmsg.Of
 	}
 	var refused []kmsg.OffsetDeleteRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetDeleteRequestTopic) bool { return a.canPoll(t.Topic) })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	dr := inner(resp).(*kmsg.OffsetDeleteResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(dr *kmsg.OffsetDeleteResponse, rt kmsg.OffsetDeleteRequestTopic) {
 		t := kmsg.NewOffsetDeleteResponseTopic()
 		t.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
@@ -265,6 +232,5 @@ func authorizeOffsetDelete(b *Broker, _ context.Context, a *access, req *kmsg.Of
 			t.Partitions = append(t.Partitions, p)
 		}
 		dr.Topics = append(dr.Topics, t)
-	}
-	return resp, nil
+	})
 }

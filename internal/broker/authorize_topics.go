@@ -45,34 +45,22 @@ func authorizeMetadata(_ *Broker, _ context.Context, a *access, req *kmsg.Metada
 			req.AllowAutoTopicCreation = false
 		}
 	}
-	resp, err := next(req)
-	if err != nil {
-		return resp, err
-	}
-	mr := inner(resp).(*kmsg.MetadataResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(mr *kmsg.MetadataResponse, rt kmsg.MetadataRequestTopic) {
 		t := kmsg.NewMetadataResponseTopic()
 		t.Topic, t.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
 		mr.Topics = append(mr.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeCreateTopics(_ *Broker, _ context.Context, a *access, req *kmsg.CreateTopicsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.CreateTopicsRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.CreateTopicsRequestTopic) bool { return a.canCreate(t.Topic) })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	cr := inner(resp).(*kmsg.CreateTopicsResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(cr *kmsg.CreateTopicsResponse, rt kmsg.CreateTopicsRequestTopic) {
 		t := kmsg.NewCreateTopicsResponseTopic()
 		t.Topic, t.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
 		t.ErrorMessage = kmsg.StringPtr("creating this topic needs manage_topics on its Iggy stream")
 		cr.Topics = append(cr.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeDeleteTopics(_ *Broker, _ context.Context, a *access, req *kmsg.DeleteTopicsRequest, next serveNext) (kmsg.Response, error) {
@@ -85,33 +73,21 @@ func authorizeDeleteTopics(_ *Broker, _ context.Context, a *access, req *kmsg.De
 	for _, t := range refused {
 		refusedNames = append(refusedNames, *t.Topic)
 	}
-	resp, err := next(req)
-	if err != nil || len(refusedNames) == 0 {
-		return resp, err
-	}
-	dr := inner(resp).(*kmsg.DeleteTopicsResponse)
-	for _, name := range refusedNames {
+	return answerRefused(req, next, refusedNames, func(dr *kmsg.DeleteTopicsResponse, name string) {
 		t := kmsg.NewDeleteTopicsResponseTopic()
 		t.Topic, t.ErrorCode = kmsg.StringPtr(name), kerr.TopicAuthorizationFailed.Code
 		dr.Topics = append(dr.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeCreatePartitions(_ *Broker, _ context.Context, a *access, req *kmsg.CreatePartitionsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.CreatePartitionsRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool { return a.canManage(t.Topic) })
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	cr := inner(resp).(*kmsg.CreatePartitionsResponse)
-	for _, rt := range refused {
+	return answerRefused(req, next, refused, func(cr *kmsg.CreatePartitionsResponse, rt kmsg.CreatePartitionsRequestTopic) {
 		t := kmsg.NewCreatePartitionsResponseTopic()
 		t.Topic, t.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
 		cr.Topics = append(cr.Topics, t)
-	}
-	return resp, nil
+	})
 }
 
 // configAccess decides one config resource: a topic needs describe (read) or manage (write),
@@ -164,17 +140,11 @@ func authorizeDescribeConfigs(_ *Broker, _ context.Context, a *access, req *kmsg
 	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return r.ResourceType, r.ResourceName
 	}, false)
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	dr := inner(resp).(*kmsg.DescribeConfigsResponse)
-	for _, r := range refused {
+	return answerRefused(req, next, refused, func(dr *kmsg.DescribeConfigsResponse, r configRefusal) {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName, res.ErrorCode = r.typ, r.name, r.code
 		dr.Resources = append(dr.Resources, res)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeAlterConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.AlterConfigsRequest, next serveNext) (kmsg.Response, error) {
@@ -182,17 +152,11 @@ func authorizeAlterConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.Al
 	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return r.ResourceType, r.ResourceName
 	}, true)
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	ar := inner(resp).(*kmsg.AlterConfigsResponse)
-	for _, r := range refused {
+	return answerRefused(req, next, refused, func(ar *kmsg.AlterConfigsResponse, r configRefusal) {
 		res := kmsg.NewAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName, res.ErrorCode = r.typ, r.name, r.code
 		ar.Resources = append(ar.Resources, res)
-	}
-	return resp, nil
+	})
 }
 
 func authorizeIncrementalAlterConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.IncrementalAlterConfigsRequest, next serveNext) (kmsg.Response, error) {
@@ -200,17 +164,11 @@ func authorizeIncrementalAlterConfigs(_ *Broker, _ context.Context, a *access, r
 	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return r.ResourceType, r.ResourceName
 	}, true)
-	resp, err := next(req)
-	if err != nil || len(refused) == 0 {
-		return resp, err
-	}
-	ir := inner(resp).(*kmsg.IncrementalAlterConfigsResponse)
-	for _, r := range refused {
+	return answerRefused(req, next, refused, func(ir *kmsg.IncrementalAlterConfigsResponse, r configRefusal) {
 		res := kmsg.NewIncrementalAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName, res.ErrorCode = r.typ, r.name, r.code
 		ir.Resources = append(ir.Resources, res)
-	}
-	return resp, nil
+	})
 }
 
 // authorizeInitProducerID: an idempotent producer needs send on some topic (Kafka 2.8+ asks

@@ -2,14 +2,11 @@ package broker
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
-	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
 func init() {
@@ -49,28 +46,15 @@ func (b *Broker) deleteTopicRecords(ctx context.Context, cc *listener.ConnContex
 			}
 		}
 	}
-	switch {
-	case b.bridgeOff():
-		fail(kerr.NotLeaderForPartition.Code)
-		return
-	case b.state == nil:
-		fail(kerr.UnknownServerError.Code) // a gateway built without its topic-state store
-		return
-	case topicmap.ValidateKafkaName(rt.Topic) != nil:
-		fail(kerr.UnknownTopicOrPartition.Code)
-		return
+	target, topic, code := b.readTopic(ctx, cc, rt.Topic, logDeleteRecordsRead, "delete records")
+	if code == 0 && b.state == nil {
+		code = kerr.UnknownServerError.Code // a gateway built without its topic-state store
 	}
-	target := b.topics.Map().Resolve(rt.Topic)
-	s := b.storage(cc)
-	topic, err := s.GetTopic(ctx, iggy.Name(target.Stream), iggy.Name(target.Topic))
-	if err != nil {
-		code := dataErrorCode(err, false)
-		if !isNotFound(err) {
-			b.logEntry(slog.LevelWarn, logDeleteRecordsRead, "delete records: topic read failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
-		}
+	if code != 0 {
 		fail(code)
 		return
 	}
+	s := b.storage(cc)
 	starts := make(map[int32]int64, len(rt.Partitions))
 	ends := make(map[int32]uint64, len(rt.Partitions))
 	for j, rp := range rt.Partitions {

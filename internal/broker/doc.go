@@ -11,20 +11,23 @@
 //
 // # Seams
 //
-// Each of these is the one place where a later concern plugs in:
+// Each of these is the one place where its concern is decided:
 //
 //   - Storage: every Iggy call of a handler goes through b.storage(cc), the Storage for the
-//     requesting connection (nil cc: the gateway's own reads). Per-principal authorization
-//     or a test double is a Storage returned there; Options.Iggy is the default one.
+//     requesting connection (nil cc: the gateway's own reads); Options.Iggy, shared by every
+//     connection.
+//   - Authorization (authorize.go): the rule of each API key narrows an identified user's
+//     request to what its Iggy permissions allow before the handler runs.
 //   - Placement (internal/placement, Options.Placement): who leads each partition,
 //     coordinates each group and is the controller, as Metadata, FindCoordinator and
-//     DescribeCluster report it. placement.Single (this gateway does everything) is the
-//     default; several gateways in front of one Iggy would plug in another.
+//     DescribeCluster report it: placement.Single when this gateway does everything,
+//     placement.Cluster for several gateways in front of one Iggy (docs/DEPLOYMENT.md);
+//     ownership.go gates the requests only the owner may serve.
 //   - laneOf (partitions.go): which Produce writes reach a partition in the order they were
-//     queued. Today a connection's writes to a partition; idempotent producers would be
-//     ordered per producer id and partition.
-//   - partitionReader (fetch.go): how Fetch reads stored messages. iggyReader polls Iggy; a
-//     cache of recent messages can stand in for it.
+//     queued: a connection's writes to a partition, an idempotent producer's per producer id
+//     and partition.
+//   - partitionReader (fetch.go): how Fetch reads stored messages (iggyReader polls Iggy),
+//     after the tail cache (tail.go) had no answer.
 //
 // Work fanned out to goroutines of its own (the parallel sends of Produce, the parallel reads
 // of Fetch) recovers its panics: the partition is answered UNKNOWN_SERVER_ERROR and the panic

@@ -505,8 +505,8 @@ type readRange struct {
 	sizeKnown bool
 }
 
-// partitionReader reads the stored messages of a partition into a Kafka batch. iggyReader
-// polls Iggy; something else (a cache of recent messages) can stand in for it.
+// partitionReader reads the stored messages of a partition into a Kafka batch; iggyReader
+// polls Iggy. The tail cache (tail.go) is asked first and is not a partitionReader.
 type partitionReader interface {
 	// read adds the records of r to enc (begun by the caller); the first record is added
 	// whatever its size. It returns 0, or the Kafka code of the partition when nothing could

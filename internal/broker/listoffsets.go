@@ -12,7 +12,6 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
-	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
 func init() {
@@ -67,23 +66,8 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 			t.Partitions[j].ErrorCode = code
 		}
 	}
-	switch {
-	case b.bridgeOff():
-		fail(kerr.NotLeaderForPartition.Code)
-		return
-	case topicmap.ValidateKafkaName(rt.Topic) != nil:
-		fail(kerr.UnknownTopicOrPartition.Code)
-		return
-	}
-	target := b.topics.Map().Resolve(rt.Topic)
-	topic, err := b.storage(cc).GetTopic(ctx, iggy.Name(target.Stream), iggy.Name(target.Topic))
-	if err != nil {
-		code := dataErrorCode(err, false)
-		if isNotFound(err) {
-			b.topics.Invalidate(rt.Topic)
-		} else {
-			b.logEntry(slog.LevelWarn, logListOffsetsRead, "list offsets: topic read failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
-		}
+	target, topic, code := b.readTopic(ctx, cc, rt.Topic, logListOffsetsRead, "list offsets")
+	if code != 0 {
 		fail(code)
 		return
 	}

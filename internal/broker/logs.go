@@ -12,6 +12,7 @@ const (
 	logIdempotentRefused = "produce_idempotent_refused"
 	logFetchRead         = "fetch_read_failed"
 	logListOffsetsRead   = "list_offsets_read_failed"
+	logEpochRead         = "offsets_for_leader_epoch_read_failed"
 	logMetadataLookup    = "metadata_topic_lookup_failed"
 	logAdminFailed       = "admin_failed"
 	logDeleteRecordsRead = "delete_records_read_failed"

@@ -7,9 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
-	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
 func init() {
@@ -51,27 +49,12 @@ func (b *Broker) topicEpochEnds(ctx context.Context, cc *listener.ConnContext, r
 			t.Partitions[j].ErrorCode = code
 		}
 	}
-	switch {
-	case b.bridgeOff():
-		fail(kerr.NotLeaderForPartition.Code)
-		return
-	case topicmap.ValidateKafkaName(rt.Topic) != nil:
-		fail(kerr.UnknownTopicOrPartition.Code)
-		return
-	}
-	target := b.topics.Map().Resolve(rt.Topic)
-	s := b.storage(cc)
-	topic, err := s.GetTopic(ctx, iggy.Name(target.Stream), iggy.Name(target.Topic))
-	if err != nil {
-		code := dataErrorCode(err, false)
-		if isNotFound(err) {
-			b.topics.Invalidate(rt.Topic)
-		} else {
-			b.log.Warn("offsets for leader epoch: topic read failed", "conn", cc.ID, "topic", rt.Topic, "kafka_error", code, "err", err)
-		}
+	target, topic, code := b.readTopic(ctx, cc, rt.Topic, logEpochRead, "offsets for leader epoch")
+	if code != 0 {
 		fail(code)
 		return
 	}
+	s := b.storage(cc)
 	for j := range rt.Partitions {
 		rp, out := &rt.Partitions[j], &t.Partitions[j]
 		ip, ok := partitionOf(topic, rp.Partition)

@@ -8,8 +8,7 @@ import (
 )
 
 // Storage is what the handlers need of Iggy: topics, their partitions, and the messages in
-// them. *iggy.Client implements it; so can a layer in front of it (per-principal
-// authorization, a tail cache) or a test double.
+// them. *iggy.Client implements it.
 type Storage interface {
 	GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error)
 	GetTopics(ctx context.Context, stream iggy.Identifier) ([]iggy.Topic, error)
@@ -26,9 +25,9 @@ var _ Storage = (*iggy.Client)(nil)
 
 // storage is the Storage a request of connection cc reaches Iggy through; cc is nil for the
 // gateway's own reads (the topic cache, the offset probes of waiting fetches), which are not
-// made on behalf of one client. Every Iggy call of a handler goes through it, so that what
-// depends on the client (its principal's permissions) is decided here. Nil when the bridge is
-// off. Today every client shares the gateway's Iggy connection.
+// made on behalf of one client. Every Iggy call of a handler goes through it. Nil when the
+// bridge is off. Every client shares the gateway's Iggy connections (the bridge account):
+// what an identified principal may do is decided before the handler runs (authorize.go).
 func (b *Broker) storage(cc *listener.ConnContext) Storage {
 	return b.iggy
 }

@@ -3,6 +3,9 @@ package broker
 import (
 	"context"
 	"fmt"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
@@ -42,4 +45,30 @@ func (b *Broker) createNewTopic(ctx context.Context, cc *listener.ConnContext, k
 	b.topics.Store(r)
 	b.log.Info("created topic", "topic", kafkaTopic, "iggy_stream", t.Stream, "iggy_topic", t.Topic, "partitions", topic.PartitionsCount)
 	return r, nil
+}
+
+// readTopic reads the Iggy topic behind a Kafka topic that a per-partition request
+// (ListOffsets, OffsetForLeaderEpoch, DeleteRecords) names, or returns instead the error code
+// to answer each of its partitions with: NOT_LEADER_OR_FOLLOWER without the bridge,
+// UNKNOWN_TOPIC_OR_PARTITION for an invalid name or a missing topic (whose cached resolution
+// is dropped), the read's own error otherwise, logged as logKind ("<what>: topic read failed").
+func (b *Broker) readTopic(ctx context.Context, cc *listener.ConnContext, kafkaTopic, logKind, what string) (topicmap.Target, *iggy.Topic, int16) {
+	if b.bridgeOff() {
+		return topicmap.Target{}, nil, kerr.NotLeaderForPartition.Code
+	}
+	if topicmap.ValidateKafkaName(kafkaTopic) != nil {
+		return topicmap.Target{}, nil, kerr.UnknownTopicOrPartition.Code
+	}
+	target := b.topics.Map().Resolve(kafkaTopic)
+	topic, err := b.storage(cc).GetTopic(ctx, iggy.Name(target.Stream), iggy.Name(target.Topic))
+	if err != nil {
+		code := dataErrorCode(err, false)
+		if isNotFound(err) {
+			b.topics.Invalidate(kafkaTopic)
+		} else {
+			b.logEntry(slog.LevelWarn, logKind, what+": topic read failed", "conn", cc.ID, "topic", kafkaTopic, "kafka_error", code, "err", err)
+		}
+		return target, nil, code
+	}
+	return target, topic, 0
 }

@@ -2,9 +2,8 @@
 // command-line flags that mirror them, and the TOML topic map.
 //
 // Precedence: flag > environment > default. Every problem stops startup with a message that
-// names the variable: a misspelt IGGY_KAFKA_* name, a value outside its accepted form, and
-// features that exist in the specification but are not implemented yet (they are refused,
-// never silently ignored).
+// names the variable: a misspelt IGGY_KAFKA_* name or a value outside its accepted form
+// (refused, never silently ignored).
 package config
 
 import (

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -15,8 +16,8 @@ import (
 )
 
 // This file holds what the several-gateway scenarios (multigw_test.go) drive and observe: raw
-// requests to one chosen gateway, a consumer group member loop, and a watch on the group's
-// committed offsets.
+// requests to one chosen gateway, their workload (a producer, a consumer group's member loops,
+// and a watch on the group's committed offsets) and its final checks.
 
 // askGateway sends req to the gateway at addr on a fresh connection and returns its answer.
 // Unlike a client library it neither retries nor follows leaders or coordinators, so it shows
@@ -271,4 +272,79 @@ func (w *offsetWatch) result() (int, []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.samples, slices.Clone(w.violations)
+}
+
+// clusterWork is the workload of the several-gateway scenarios: an idempotent franz-go
+// producer (acks=all) writing numbered records to topic until stopped, members of group
+// consuming them, and a watch on the group's committed offsets.
+type clusterWork struct {
+	env      *Env
+	topic    string
+	log      *ackLog
+	got      *deliveries
+	watch    *offsetWatch
+	producer *kgo.Client
+	members  int
+
+	stopProducing, produced  chan struct{}
+	stopMembers, membersDone chan struct{}
+	stopWatch                context.CancelFunc
+	watchDone                <-chan struct{}
+}
+
+// startClusterWork starts the producer and members group members through env; the watch
+// stops when the test ends at the latest.
+func startClusterWork(t *testing.T, ctx context.Context, env *Env, topic, group string, members int) *clusterWork {
+	t.Helper()
+	w := &clusterWork{
+		env: env, topic: topic, log: newAckLog(), got: newDeliveries(), members: members,
+		stopProducing: make(chan struct{}), produced: make(chan struct{}),
+		stopMembers: make(chan struct{}), membersDone: make(chan struct{}, members),
+	}
+	w.producer = env.Kgo(t, kgo.RecordRetries(1000), kgo.RetryTimeout(time.Minute))
+	go func() {
+		defer close(w.produced)
+		produceNumbered(ctx, w.producer, topic, "r", 1<<30, w.stopProducing, w.log)
+	}()
+	for range members {
+		m := env.Kgo(t, memberOpts(group, topic)...)
+		go func() { runMember(ctx, m, w.stopMembers, w.got.add); w.membersDone <- struct{}{} }()
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	w.watch, w.watchDone = watchOffsets(watchCtx, env.Admin(t), group, topic)
+	w.stopWatch = stopWatch
+	t.Cleanup(func() { stopWatch(); <-w.watchDone })
+	return w
+}
+
+// finish stops the producer, waits up to deliverWithin until the group was given every
+// acknowledged record, stops the members and the watch, and checks that every acknowledged
+// record is stored exactly once, in order, and that no committed offset sampled passed the
+// log end or went back. It returns how many samples of the committed offsets were taken.
+func (w *clusterWork) finish(t *testing.T, ctx context.Context, deliverWithin time.Duration) (samples int) {
+	t.Helper()
+	close(w.stopProducing)
+	<-w.produced
+	if err := w.producer.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	w.log.checkFailures(t)
+	waitFor(t, deliverWithin, "every acknowledged record given to the group", func() bool {
+		n, _ := w.got.missing(w.log)
+		return n == 0
+	})
+	close(w.stopMembers)
+	for range w.members {
+		<-w.membersDone
+	}
+	w.stopWatch()
+	<-w.watchDone
+
+	stored := readBack(t, ctx, w.env, w.topic)
+	checkExactlyOnceInOrder(t, stored, w.log.checkStored(t, stored), w.log.rankOf)
+	samples, violations := w.watch.result()
+	for _, v := range violations {
+		t.Error(v)
+	}
+	return samples
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,8 +8,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Several gateways over one Iggy (docs/DEPLOYMENT.md): three gateway processes on distinct
@@ -55,23 +52,8 @@ func TestSeveralGatewaysSIGKILL(t *testing.T) {
 	topic := c.createTopicAvoiding(t, controller, 12)
 
 	group := "g-" + topic
-	log := newAckLog()
-	producer := c.env.Kgo(t, kgo.RecordRetries(1000), kgo.RetryTimeout(time.Minute))
-	stopProducing, produced := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(produced)
-		produceNumbered(ctx, producer, topic, "r", 1<<30, stopProducing, log)
-	}()
-	got := newDeliveries()
-	stopMembers := make(chan struct{})
-	membersDone := make(chan struct{}, 3)
-	for range 3 {
-		m := c.env.Kgo(t, memberOpts(group, topic)...)
-		go func() { runMember(ctx, m, stopMembers, got.add); membersDone <- struct{}{} }()
-	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	watch, watchDone := watchOffsets(watchCtx, c.env.Admin(t), group, topic)
-	defer func() { stopWatch(); <-watchDone }()
+	w := startClusterWork(t, ctx, c.env, topic, group, 3)
+	log, got := w.log, w.got
 
 	waitFor(t, 60*time.Second, "500 acknowledgements and 300 records consumed", func() bool {
 		n, _ := got.count()
@@ -91,7 +73,7 @@ func TestSeveralGatewaysSIGKILL(t *testing.T) {
 	}
 
 	acksAtKill := log.acks()
-	got.mark(watch.committed())
+	got.mark(w.watch.committed())
 	killedAt := c.kill(t, c.index(victim))
 	partitions, groups := c.measureTakeover(t, victim, group, killedAt)
 	t.Logf("SIGKILL of node %d (the coordinator of %s, controller %v, leader of partitions %v): the survivors stop listing it and lead its partitions after %s, serve its group after %s",
@@ -123,31 +105,9 @@ func TestSeveralGatewaysSIGKILL(t *testing.T) {
 	acksAtRestart := log.acks()
 	waitFor(t, 60*time.Second, "300 more acknowledgements after the restart", func() bool { return log.acks() >= acksAtRestart+300 })
 
-	close(stopProducing)
-	<-produced
-	if err := producer.Flush(ctx); err != nil {
-		t.Fatalf("flush: %v", err)
-	}
-	log.checkFailures(t)
-	waitFor(t, 60*time.Second, "every acknowledged record given to the group", func() bool {
-		n, _ := got.missing(log)
-		return n == 0
-	})
-	close(stopMembers)
-	for range 3 {
-		<-membersDone
-	}
-	stopWatch()
-	<-watchDone
-
-	stored := readBack(t, ctx, c.env, topic)
-	checkExactlyOnceInOrder(t, stored, log.checkStored(t, stored), log.rankOf)
+	samples := w.finish(t, ctx, 60*time.Second)
 	if behind := got.resumedBehind(); len(behind) > 0 {
 		t.Errorf("%d records given to the group again below the offsets committed before the kill, e.g. %v", len(behind), behind[:min(5, len(behind))])
-	}
-	samples, violations := watch.result()
-	for _, v := range violations {
-		t.Error(v)
 	}
 	distinct, repeats := got.count()
 	t.Logf("%d records acknowledged (%d before the kill), stored once each, in order; the group was given %d (%d again: polled while the coordinator moved, so not committed); %d samples of the committed offsets, none beyond the end or going back",
@@ -252,24 +212,8 @@ func TestSeveralGatewaysRandomKills(t *testing.T) {
 	c := startGatewayCluster(t, 3)
 	ctx := ctxFor(t, duration+3*time.Minute)
 	topic := c.env.CreateTopic(t, 6)
-	group := "g-" + topic
-	log := newAckLog()
-	producer := c.env.Kgo(t, kgo.RecordRetries(1000), kgo.RetryTimeout(time.Minute))
-	stopProducing, produced := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(produced)
-		produceNumbered(ctx, producer, topic, "r", 1<<30, stopProducing, log)
-	}()
-	got := newDeliveries()
-	stopMembers := make(chan struct{})
-	membersDone := make(chan struct{}, 2)
-	for range 2 {
-		m := c.env.Kgo(t, memberOpts(group, topic)...)
-		go func() { runMember(ctx, m, stopMembers, got.add); membersDone <- struct{}{} }()
-	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	watch, watchDone := watchOffsets(watchCtx, c.env.Admin(t), group, topic)
-	defer func() { stopWatch(); <-watchDone }()
+	w := startClusterWork(t, ctx, c.env, topic, "g-"+topic, 2)
+	log, got := w.log, w.got
 	waitFor(t, 60*time.Second, "the first acknowledgements and records consumed", func() bool {
 		n, _ := got.count()
 		return log.acks() >= 200 && n >= 100
@@ -305,29 +249,7 @@ func TestSeveralGatewaysRandomKills(t *testing.T) {
 	t.Logf("actions: %v", actions)
 	acksAtEnd := log.acks()
 	waitFor(t, 60*time.Second, "300 more acknowledgements with every gateway up", func() bool { return log.acks() >= acksAtEnd+300 })
-	close(stopProducing)
-	<-produced
-	if err := producer.Flush(ctx); err != nil {
-		t.Fatalf("flush: %v", err)
-	}
-	log.checkFailures(t)
-	waitFor(t, 90*time.Second, "every acknowledged record given to the group", func() bool {
-		n, _ := got.missing(log)
-		return n == 0
-	})
-	close(stopMembers)
-	for range 2 {
-		<-membersDone
-	}
-	stopWatch()
-	<-watchDone
-
-	stored := readBack(t, ctx, c.env, topic)
-	checkExactlyOnceInOrder(t, stored, log.checkStored(t, stored), log.rankOf)
-	samples, violations := watch.result()
-	for _, v := range violations {
-		t.Error(v)
-	}
+	samples := w.finish(t, ctx, 90*time.Second)
 	distinct, repeats := got.count()
 	t.Logf("%d records acknowledged, stored once each, in order; the group was given %d (%d again); %d samples of the committed offsets, none beyond the end or going back",
 		log.acks(), distinct, repeats, samples)

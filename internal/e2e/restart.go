@@ -7,11 +7,11 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
 )
 
-// startRestartableEnv starts a gateway for a scenario that restarts it, on an Iggy backend of
-// its own: a fresh in-memory server, or the real server of IGGY_TEST_ADDR. With a fresh
-// server nothing but this gateway writes the coordinator log it reloads. Both are stopped
-// when t ends.
-func startRestartableEnv(t *testing.T) *Env {
+// startRestartableEnv starts a gateway with extraEnv for a scenario that restarts it or
+// changes its Iggy backend, on a backend of its own: a fresh in-memory server, or the real
+// server of IGGY_TEST_ADDR. With a fresh server nothing but this gateway writes the
+// coordinator log it reloads. Both are stopped when t ends.
+func startRestartableEnv(t *testing.T, extraEnv ...string) *Env {
 	t.Helper()
 	if sharedEnv(t).External() {
 		t.Skip("needs a gateway started by the harness (IGGYGW_E2E_BOOTSTRAP is set)")
@@ -21,7 +21,7 @@ func startRestartableEnv(t *testing.T) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(backend.close)
-	env, err := startGatewayEnv(backend)
+	env, err := startGatewayEnv(backend, extraEnv...)
 	if err != nil {
 		t.Fatalf("start gateway: %v", err)
 	}

@@ -86,19 +86,22 @@ func runScenarios(t *testing.T, fam Family, scenarios []Scenario) {
 				record(res)
 				t.Skip("pending: " + reason)
 			}
-			defer func() {
-				res.Elapsed = time.Since(start).Round(time.Millisecond).String()
-				switch {
-				case t.Failed():
-					res.Status = StatusFail
-				case t.Skipped():
-					res.Status = StatusSkip
-				default:
-					res.Status = StatusPass
-				}
-				record(res)
-			}()
+			defer func() { recordOutcome(t, res, start) }()
 			sc.Run(t, sharedEnv(t))
 		})
 	}
+}
+
+// recordOutcome records res with the outcome of t, which started at start.
+func recordOutcome(t testing.TB, res Result, start time.Time) {
+	res.Elapsed = time.Since(start).Round(time.Millisecond).String()
+	switch {
+	case t.Failed():
+		res.Status = StatusFail
+	case t.Skipped():
+		res.Status = StatusSkip
+	default:
+		res.Status = StatusPass
+	}
+	record(res)
 }

@@ -35,18 +35,7 @@ func securityScenario(t *testing.T, fam Family, covers ...Cell) {
 	version, missing := fam.Detect()
 	res := Result{Family: fam.Name, Version: version, Scenario: strings.TrimPrefix(t.Name(), "Test"), Covers: covers}
 	start := time.Now()
-	t.Cleanup(func() {
-		res.Elapsed = time.Since(start).Round(time.Millisecond).String()
-		switch {
-		case t.Failed():
-			res.Status = StatusFail
-		case t.Skipped():
-			res.Status = StatusSkip
-		default:
-			res.Status = StatusPass
-		}
-		record(res)
-	})
+	t.Cleanup(func() { recordOutcome(t, res, start) }) // res as it is then, with any Reason
 	if missing != "" {
 		res.Reason = "client not installed: " + missing
 		if required() {
@@ -129,16 +118,7 @@ func TestSecurityKcatSASLPlaintext(t *testing.T) {
 
 func TestSecurityKcatClientCertificate(t *testing.T) {
 	securityScenario(t, kcatFamily, CellTLS)
-	ca := tlstest.NewCA(t, "e2e")
-	base := sharedEnv(t)
-	if base.External() {
-		t.Skip("needs a gateway started by the harness")
-	}
-	user, _ := iggyUser(t, base, nil)
-	client := ca.Client(t, "client", pkix.Name{CommonName: user, Organization: []string{"Example"}})
-	env := secureEnv(t, ca, client, append(serverFiles(t, ca),
-		"IGGY_KAFKA_TLS_CLIENT_AUTH=required", "IGGY_KAFKA_TLS_CLIENT_CA_FILE="+ca.CertFile,
-		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=RULE:^CN=([^,]*),.*$/$1/,DEFAULT")...)
+	env, ca, client := clientCertEnv(t)
 	topic := env.CreateTopic(t, 1)
 	ssl := []string{"-b", env.Bootstrap, "-X", "security.protocol=SSL", "-X", "ssl.ca.location=" + ca.CertFile,
 		"-X", "ssl.certificate.location=" + client.CertFile, "-X", "ssl.key.location=" + client.KeyFile}

@@ -97,7 +97,7 @@ const (
 // skipped and the consumer must read all 2300 once.
 func truncationUnderConsumer(t *testing.T, resetsToStart bool, consumer func(env *Env, topic string) *processMember) {
 	setting, maddr := metricsEnv(t)
-	env := startOwnBackendEnv(t, setting)
+	env := startRestartableEnv(t, setting)
 	topic := env.CreateTopic(t, 1)
 	ctx := ctxFor(t, 3*time.Minute)
 	produce := func(prefix string, n int) {
@@ -173,24 +173,4 @@ func truncationUnderConsumer(t *testing.T, resetsToStart bool, consumer func(env
 		t.Errorf("%s = %v, want %v", metricTruncations, got, want)
 	}
 	t.Logf("read %d records; the %d new ones from offset %d (resets to the start: %v)", len(c.records()), truncationAfter, newAt, resetsToStart)
-}
-
-// startOwnBackendEnv starts a gateway with extraEnv on an Iggy backend of its own (a fresh
-// in-memory server, or the real one of IGGY_TEST_ADDR); both are stopped when t ends.
-func startOwnBackendEnv(t *testing.T, extraEnv ...string) *Env {
-	t.Helper()
-	if sharedEnv(t).External() {
-		t.Skip("needs a gateway started by the harness (IGGYGW_E2E_BOOTSTRAP is set)")
-	}
-	backend, err := startIggyBackend()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(backend.close)
-	env, err := startGatewayEnv(backend, extraEnv...)
-	if err != nil {
-		t.Fatalf("start gateway: %v", err)
-	}
-	t.Cleanup(func() { env.stopGateway(t) })
-	return env
 }

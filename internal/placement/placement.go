@@ -2,7 +2,8 @@
 // coordinator of each consumer group, the controller, and the brokers clients may connect to.
 // Kafka clients route every request by these answers (Metadata, FindCoordinator,
 // DescribeCluster), so this is the one place where several gateways in front of one Iggy
-// would divide the work. Single is today's answer: this gateway does everything.
+// divide the work: Single when one gateway does everything, Cluster for several
+// (docs/DEPLOYMENT.md).
 package placement
 
 // Node is a broker as Kafka clients see it: its id and the address it advertises on one
