@@ -104,16 +104,18 @@ func TestConcurrentChecksBounded(t *testing.T) {
 func TestThrottleDoubles(t *testing.T) {
 	v := &fakeVerifier{}
 	a := NewAuthenticator(Options{Verifier: v, FailureDelay: 20 * time.Millisecond, MaxFailureDelay: 80 * time.Millisecond})
+	// The wait runs from the previous failure: the gaps between failures are the lower bounds.
 	want := []time.Duration{0, 20, 40, 80, 80}
+	last := time.Now()
 	for i, w := range want {
-		start := time.Now()
 		_, err := a.Authenticate(context.Background(), peerA, MechanismPlain, []byte("\x00u\x00wrong"), listener.Identity{})
 		if !errors.Is(err, ErrBadCredentials) {
 			t.Fatal(err)
 		}
-		if took := time.Since(start); took < w*time.Millisecond {
-			t.Errorf("attempt %d took %v, want at least %v", i, took, w*time.Millisecond)
+		if gap := time.Since(last); gap < w*time.Millisecond {
+			t.Errorf("attempt %d came %v after the previous failure, want at least %v", i, gap, w*time.Millisecond)
 		}
+		last = time.Now()
 	}
 	// Another address is not slowed down by the first one's failures, and runs at once.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
