@@ -235,10 +235,10 @@ func ClusterID(seed string) string {
 func (b *Broker) bridgeOff() bool { return b.iggy == nil }
 
 // lookupTopic is the topic cache's view of Iggy.
-func (b *Broker) lookupTopic(ctx context.Context, t topicmap.Target) (uint32, uint32, error) {
+func (b *Broker) lookupTopic(ctx context.Context, t topicmap.Target) (uint32, uint32, uint64, error) {
 	topic, err := b.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return topic.ID, topic.PartitionsCount, nil
+	return topic.ID, topic.PartitionsCount, topic.CreatedAt, nil
 }

@@ -309,7 +309,7 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 				continue
 			}
 			fp.st = b.data.part(fp.key) // only now: Iggy confirmed the partition exists
-			fp.st.noteTopic(topic.ID)
+			fp.st.noteTopic(topic.ID, topic.CreatedAt)
 			reads = append(reads, partRead{fp: fp, ip: *ip})
 		}
 	}

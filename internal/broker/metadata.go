@@ -118,7 +118,7 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 			if !ok {
 				continue
 			}
-			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount})
+			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount, CreatedAt: it.CreatedAt})
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = &name
 			t.Partitions = b.partitionsMetadata(name, it.PartitionsCount)

@@ -175,10 +175,12 @@ type partState struct {
 	logStartUntil time.Time // logStart is trusted until then
 	avgSize       int       // bytes of payload and headers per message recently; 0 unknown
 	waiters       map[*waiter]struct{}
-	// topicID is the Iggy id of the partition's topic as last resolved (when topicKnown), so
-	// that a Fetch answered from known offsets finds the topic's stored rules.
-	topicID    uint32
-	topicKnown bool
+	// topicID and topicCreated identify the partition's topic as last resolved (when
+	// topicKnown), so that a Fetch answered from known offsets finds the topic's stored rules,
+	// and a topic deleted and created again under the same name is told from a truncation.
+	topicID      uint32
+	topicCreated uint64
+	topicKnown   bool
 }
 
 // waiter is one waiting fetch; it is woken when any partition it watches gets new data.
@@ -241,11 +243,28 @@ func (s *partState) knownPartition(id uint32) (iggy.Partition, uint32, bool) {
 	return iggy.Partition{ID: id, CurrentOffset: s.hw - 1, MessagesCount: s.hw, SizeBytes: s.sizeBytes}, s.topicID, true
 }
 
-// noteTopic records the Iggy id of the partition's topic.
-func (s *partState) noteTopic(id uint32) {
+// noteTopic records which Iggy topic the partition belongs to (its id and creation time). A
+// different topic than the one noted before was deleted and created again under the same
+// name: what is known of the old one's offsets is forgotten, so that the new one's lower
+// offsets are not taken for a truncation.
+func (s *partState) noteTopic(id uint32, created uint64) {
 	s.mu.Lock()
-	s.topicID, s.topicKnown = id, true
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if s.topicKnown && (s.topicID != id || s.topicCreated != created) {
+		s.createdAt, s.hw, s.sizeBytes, s.wrote = 0, 0, 0, false
+		s.logStartUntil = time.Time{}
+		s.wakeLocked()
+	}
+	s.topicID, s.topicCreated, s.topicKnown = id, created, true
+}
+
+// noteTopic records topic as the Iggy topic of t's partitions the gateway keeps state for.
+func (d *dataPlane) noteTopic(t topicmap.Target, topic *iggy.Topic) {
+	for i := range topic.Partitions {
+		if st := d.known(partKey{Target: t, Partition: topic.Partitions[i].ID}); st != nil {
+			st.noteTopic(topic.ID, topic.CreatedAt)
+		}
+	}
 }
 
 func (d *dataPlane) now() time.Time {

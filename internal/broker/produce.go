@@ -53,7 +53,8 @@ type producePart struct {
 	producer *producers.Batch
 	// logAppendTime: the topic's message.timestamp.type is LogAppendTime.
 	logAppendTime bool
-	topicID       uint32 // the Iggy topic's id, as resolved for this request
+	topicID       uint32 // the Iggy topic's id and creation time, as resolved for this request
+	topicCreated  uint64
 	// records are the partition's batches as the producer sent them, for the tail cache
 	// (tail.go); nil when their offsets are not consecutive. They alias the request frame:
 	// valid until the handler returns.
@@ -184,7 +185,7 @@ func (b *Broker) convertProduce(ctx context.Context, timeout time.Duration, cc *
 				continue
 			}
 			p := producePart{out: out, key: partKey{Target: r.Target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer,
-				logAppendTime: rules.logAppendTime, topicID: r.TopicID}
+				logAppendTime: rules.logAppendTime, topicID: r.TopicID, topicCreated: r.CreatedAt}
 			if conv.consecutive && !rules.logAppendTime { // cached batches keep the producer's timestamps
 				p.records = rt.Partitions[j].Records
 			}
@@ -296,7 +297,7 @@ func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext,
 	p.out.BaseOffset = int64(conf.BaseOffset)
 	b.cacheWritten(p, gen, conf.BaseOffset)
 	st := b.data.part(p.key)
-	st.noteTopic(p.topicID)
+	st.noteTopic(p.topicID, p.topicCreated)
 	st.advance(conf.BaseOffset+uint64(n), size, n)
 	b.dataObserver.Produced(p.kafka, n, size)
 	return p.out.BaseOffset, nil

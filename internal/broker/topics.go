@@ -41,7 +41,7 @@ func (b *Broker) createNewTopic(ctx context.Context, cc *listener.ConnContext, k
 	if err != nil {
 		return topicmap.Resolved{}, fmt.Errorf("create topic %q in stream %q: %w", t.Topic, t.Stream, err)
 	}
-	r := topicmap.Resolved{Kafka: kafkaTopic, Target: t, TopicID: topic.ID, Partitions: topic.PartitionsCount}
+	r := topicmap.Resolved{Kafka: kafkaTopic, Target: t, TopicID: topic.ID, Partitions: topic.PartitionsCount, CreatedAt: topic.CreatedAt}
 	b.topics.Store(r)
 	b.log.Info("created topic", "topic", kafkaTopic, "iggy_stream", t.Stream, "iggy_topic", t.Topic, "partitions", topic.PartitionsCount)
 	return r, nil
@@ -70,5 +70,6 @@ func (b *Broker) readTopic(ctx context.Context, cc *listener.ConnContext, kafkaT
 		}
 		return target, nil, code
 	}
+	b.data.noteTopic(target, topic)
 	return target, topic, 0
 }

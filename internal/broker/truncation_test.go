@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
 
 // TestTruncationMovesConsumerToDivergence: a franz-go consumer has read a partition to its
@@ -137,5 +139,36 @@ func TestTruncationFoundAfterReconnect(t *testing.T) {
 	k := partKey{Target: g.b.topics.Map().Resolve("recon"), Partition: 0}
 	if e, end := g.b.epochs.endOffset(k, 0, 4); e != 0 || end != 4 || g.b.epochs.current(k) != 1 {
 		t.Fatalf("epoch 0 ends at %d (epoch %d), current %d; want 4 and current 1", end, e, g.b.epochs.current(k))
+	}
+}
+
+// TestRecreatedTopicIsNoTruncation: a topic deleted and created again under the same name by a
+// native Iggy client (not through the gateway, which would forget it) has lower offsets than
+// the gateway wrote to the old one. That is a new topic, not a truncation: no epoch is bumped,
+// and consumers read the new records.
+func TestRecreatedTopicIsNoTruncation(t *testing.T) {
+	truncations := 0
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.b.onTruncation = func() { truncations++ }
+	g.mkTopic("kafka", "again", 1)
+	for range 5 {
+		g.produceValues(t, "again", 0, []byte("old-a"), []byte("old-b"))
+	}
+	ctx := ctxT(t)
+	if err := g.iggy.DeleteTopic(ctx, iggy.Name("kafka"), iggy.Name("again")); err != nil {
+		t.Fatal(err)
+	}
+	g.mkTopic("kafka", "again", 1)
+	g.writeNative(t, ctx, "again", "new")
+	g.b.IggyReconnected() // the check that follows an Iggy restart reads every known partition
+	g.b.StopTruncationChecks()
+	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "again", 0, 0))
+	p := &resp.Topics[0].Partitions[0]
+	if got := fetchedRecords(t, p); p.ErrorCode != 0 || p.HighWatermark != 1 || len(got) != 1 || string(got[0].Value) != "new" {
+		t.Fatalf("fetch of the recreated topic: code %d hw %d records %v", p.ErrorCode, p.HighWatermark, got)
+	}
+	k := partKey{Target: g.b.topics.Map().Resolve("again"), Partition: 0}
+	if truncations != 0 || g.b.epochs.current(k) != 0 {
+		t.Errorf("%d truncations, epoch %d: want none", truncations, g.b.epochs.current(k))
 	}
 }

@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// LookupFunc asks Iggy for an existing topic and returns its numeric id and partition count.
-// Its errors (including Iggy's "not found") are returned by Cache.Resolve unchanged.
-type LookupFunc func(ctx context.Context, t Target) (topicID, partitions uint32, err error)
+// LookupFunc asks Iggy for an existing topic and returns its numeric id, partition count and
+// creation time. Its errors (including Iggy's "not found") are returned by Cache.Resolve
+// unchanged.
+type LookupFunc func(ctx context.Context, t Target) (topicID, partitions uint32, createdAt uint64, err error)
 
 // Resolved is a Kafka topic resolved to an existing Iggy topic.
 type Resolved struct {
@@ -16,6 +17,9 @@ type Resolved struct {
 	Target     Target
 	TopicID    uint32 // Iggy's numeric id, for logs and for telling a recreated topic apart
 	Partitions uint32
+	// CreatedAt is Iggy's creation time of the topic (µs): with the id, what tells a topic
+	// deleted and created again under the same name apart (Iggy may reuse the id).
+	CreatedAt uint64
 }
 
 // DefaultTTL bounds how long a resolution is trusted. Admin operations through the gateway
@@ -62,12 +66,12 @@ func (c *Cache) Resolve(ctx context.Context, kafkaTopic string) (Resolved, error
 		return e.r, nil
 	}
 	t := c.m.Resolve(kafkaTopic)
-	id, partitions, err := c.lookup(ctx, t)
+	id, partitions, createdAt, err := c.lookup(ctx, t)
 	if err != nil {
 		c.Invalidate(kafkaTopic)
 		return Resolved{}, err
 	}
-	r := Resolved{Kafka: kafkaTopic, Target: t, TopicID: id, Partitions: partitions}
+	r := Resolved{Kafka: kafkaTopic, Target: t, TopicID: id, Partitions: partitions, CreatedAt: createdAt}
 	c.Store(r)
 	return r, nil
 }

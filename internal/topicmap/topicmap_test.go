@@ -167,12 +167,12 @@ func TestCache(t *testing.T) {
 	calls := 0
 	notFound := errors.New("not found")
 	partitions := uint32(3)
-	lookup := func(_ context.Context, tg Target) (uint32, uint32, error) {
+	lookup := func(_ context.Context, tg Target) (uint32, uint32, uint64, error) {
 		calls++
 		if tg.Topic == "missing" {
-			return 0, 0, notFound
+			return 0, 0, 0, notFound
 		}
-		return 7, partitions, nil
+		return 7, partitions, 99, nil
 	}
 	c := NewCache(m, lookup, time.Minute)
 	now := time.Unix(1000, 0)
