@@ -309,7 +309,7 @@ func (b *Broker) resolveFetch(ctx context.Context, f *fetchRequest) (reads []par
 				continue
 			}
 			fp.st = b.data.part(fp.key) // only now: Iggy confirmed the partition exists
-			fp.st.noteTopic(topic.ID, topic.CreatedAt)
+			b.noteTopic(fp.key, fp.st, topic.ID, topic.CreatedAt, b.data.now())
 			reads = append(reads, partRead{fp: fp, ip: *ip})
 		}
 	}
@@ -332,7 +332,7 @@ func (b *Broker) resolveKnown(ctx context.Context, kafka string, parts []fetchPa
 		if st == nil {
 			return nil, false
 		}
-		ip, topicID, ok := st.knownPartition(fp.key.Partition)
+		ip, topicID, ok := st.knownPartition(fp.key.Partition, b.data.now())
 		if !ok || fp.offset < 0 || uint64(fp.offset) >= highWatermark(&ip) {
 			return nil, false
 		}

@@ -181,7 +181,15 @@ type partState struct {
 	topicID      uint32
 	topicCreated uint64
 	topicKnown   bool
+	// topicRead is when Iggy last confirmed the topic's identity (a read of the topic, not a
+	// write): known offsets are trusted for knownTopicTTL after it (fetch.go, resolveKnown).
+	topicRead time.Time
 }
+
+// knownTopicTTL is how long a Fetch may be answered from known offsets without asking Iggy
+// whether the topic is still the one they belong to: a topic deleted and created again by a
+// native Iggy client is noticed within it.
+const knownTopicTTL = time.Second
 
 // waiter is one waiting fetch; it is woken when any partition it watches gets new data.
 type waiter struct{ ch chan struct{} }
@@ -233,36 +241,51 @@ func (d *dataPlane) known(k partKey) *partState {
 }
 
 // knownPartition is the partition as last seen or written, in GetTopic's form, and the id of
-// its topic, when both are known.
-func (s *partState) knownPartition(id uint32) (iggy.Partition, uint32, bool) {
+// its topic, when both are known and Iggy confirmed the topic within knownTopicTTL of now.
+func (s *partState) knownPartition(id uint32, now time.Time) (iggy.Partition, uint32, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.hw == 0 || !s.topicKnown {
+	if s.hw == 0 || !s.topicKnown || now.Sub(s.topicRead) >= knownTopicTTL {
 		return iggy.Partition{}, 0, false
 	}
 	return iggy.Partition{ID: id, CurrentOffset: s.hw - 1, MessagesCount: s.hw, SizeBytes: s.sizeBytes}, s.topicID, true
 }
 
-// noteTopic records which Iggy topic the partition belongs to (its id and creation time). A
-// different topic than the one noted before was deleted and created again under the same
-// name: what is known of the old one's offsets is forgotten, so that the new one's lower
-// offsets are not taken for a truncation.
-func (s *partState) noteTopic(id uint32, created uint64) {
+// noteTopic records which Iggy topic the partition belongs to (its id and creation time), and
+// reports whether it is another topic than the one noted before: one deleted and created
+// again under the same name. Then what is known of the old one's offsets is forgotten, so that
+// the new one's lower offsets are not taken for a truncation.
+func (s *partState) noteTopic(id uint32, created uint64, read time.Time) (replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.topicKnown && (s.topicID != id || s.topicCreated != created) {
+	if !read.IsZero() {
+		s.topicRead = read
+	}
+	replaced = s.topicKnown && (s.topicID != id || s.topicCreated != created)
+	if replaced {
 		s.createdAt, s.hw, s.sizeBytes, s.wrote = 0, 0, 0, false
 		s.logStartUntil = time.Time{}
 		s.wakeLocked()
 	}
 	s.topicID, s.topicCreated, s.topicKnown = id, created, true
+	return replaced
 }
 
-// noteTopic records topic as the Iggy topic of t's partitions the gateway keeps state for.
-func (d *dataPlane) noteTopic(t topicmap.Target, topic *iggy.Topic) {
+// noteTopic records the Iggy topic (id, creation time) of partition k, read from Iggy at read
+// (zero: known from a resolution that may be older, as a Produce's); a topic created again
+// under the same name also drops the old one's batches from the tail cache.
+func (b *Broker) noteTopic(k partKey, st *partState, id uint32, created uint64, read time.Time) {
+	if st.noteTopic(id, created, read) {
+		b.tail.Invalidate(tailKey(k))
+	}
+}
+
+// noteTopicOf records topic as the Iggy topic of t's partitions the gateway keeps state for.
+func (b *Broker) noteTopicOf(t topicmap.Target, topic *iggy.Topic) {
 	for i := range topic.Partitions {
-		if st := d.known(partKey{Target: t, Partition: topic.Partitions[i].ID}); st != nil {
-			st.noteTopic(topic.ID, topic.CreatedAt)
+		k := partKey{Target: t, Partition: topic.Partitions[i].ID}
+		if st := b.data.known(k); st != nil {
+			b.noteTopic(k, st, topic.ID, topic.CreatedAt, b.data.now())
 		}
 	}
 }

@@ -295,9 +295,9 @@ func (b *Broker) write(ctx context.Context, s Storage, cc *listener.ConnContext,
 		return -1, err
 	}
 	p.out.BaseOffset = int64(conf.BaseOffset)
-	b.cacheWritten(p, gen, conf.BaseOffset)
 	st := b.data.part(p.key)
-	st.noteTopic(p.topicID, p.topicCreated)
+	b.noteTopic(p.key, st, p.topicID, p.topicCreated, time.Time{}) // before caching: a new topic drops the old one's batches
+	b.cacheWritten(p, gen, conf.BaseOffset)
 	st.advance(conf.BaseOffset+uint64(n), size, n)
 	b.dataObserver.Produced(p.kafka, n, size)
 	return p.out.BaseOffset, nil

@@ -70,6 +70,6 @@ func (b *Broker) readTopic(ctx context.Context, cc *listener.ConnContext, kafkaT
 		}
 		return target, nil, code
 	}
-	b.data.noteTopic(target, topic)
+	b.noteTopicOf(target, topic)
 	return target, topic, 0
 }

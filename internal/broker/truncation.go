@@ -163,7 +163,7 @@ func (b *Broker) checkKnownPartitions() {
 		ctx, cancel := context.WithTimeout(context.Background(), reconnectCheckTimeout)
 		topic, err := s.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 		if err == nil {
-			b.data.noteTopic(t, topic)
+			b.noteTopicOf(t, topic)
 			for _, k := range keys {
 				if ip, ok := partitionOf(topic, int32(k.Partition)); ok {
 					_, _ = b.readOffsets(ctx, s, k, b.data.part(k), ip)
