@@ -35,7 +35,7 @@ func TestPutSharedCachesInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Release()
-	if st := c.Stats(); st.Bytes != cap(frame) || st.Batches != 2 {
+	if st := c.Stats(); st.Bytes != cap(frame) || st.Batches != 2 || st.InPlace != 2 {
 		t.Fatalf("stats %+v, want the buffer's capacity %d counted once for 2 batches", st, cap(frame))
 	}
 	got, h := c.Read(k1, 200, 202, 1<<20, nil)

@@ -109,6 +109,7 @@ type Stats struct {
 	Evictions     uint64 // batches evicted for room
 	Resets        uint64 // runs restarted because a write did not continue them
 	Invalidations uint64
+	InPlace       uint64 // batches cached where they lay, in a shared buffer (PutShared)
 }
 
 // New returns a cache holding at most limit bytes of batches; nil (off) when limit <= 0.
@@ -213,6 +214,9 @@ func (c *Cache) putIn(blk *block, k Key, gen uint64, base uint64, batches []byte
 	} else if r.entries[len(r.entries)-1].end != base {
 		c.stats.Resets++
 		c.clearRunLocked(r)
+	}
+	if blk.recycle == nil {
+		c.stats.InPlace += uint64(len(entries))
 	}
 	blk.refs.Add(int32(len(entries)))
 	if blk.cached == 0 {
