@@ -129,8 +129,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 	for i := range ready {
 		ready[i].turn = b.data.queueSend(laneOf(cc, ready[i].key, ready[i].producer))
 	}
-	shared := b.shareFrame(ctx, ready)
-	defer shared.Release()
+	defer b.shareFrame(ctx, ready)()
 	listener.Started(ctx)
 	b.sendAll(ctx, timeout, cc, ready)
 	stampAppendTime(ready)

@@ -47,26 +47,27 @@ func (b *Broker) cacheWritten(p *producePart, gen, base uint64) {
 // shareFrame hands the request's frame to the tail cache when some of ready's batches may be
 // cached, so that they are cached where they lie instead of copied (tailcache.Share): the
 // frame then counts against the cache's budget, not the request's, and goes back to the
-// pool once the cache and the caller, who must Release the result when its sends are done,
-// let go. Nil (copies) when the cache is off, nothing is cacheable or the frame was not
-// read into a pooled buffer.
-func (b *Broker) shareFrame(ctx context.Context, ready []producePart) *tailcache.Shared {
+// pool once the cache and the request let go. The caller calls the returned function once
+// its sends are done. Nothing changes (copies) when the cache is off, nothing is cacheable
+// or the frame was not read into a pooled buffer.
+func (b *Broker) shareFrame(ctx context.Context, ready []producePart) (done func()) {
 	if b.tail == nil || !slices.ContainsFunc(ready, func(p producePart) bool { return p.records != nil }) {
-		return nil
+		return func() {}
 	}
 	frame := listener.TakeFrame(ctx)
 	if frame == nil {
-		return nil
+		return func() {}
 	}
 	shared := b.tail.Share(frame)
 	if shared == nil {
-		bufpool.Put(frame) // larger than the whole cache
-		return nil
+		// Larger than the whole cache: the batches are not cached, but they are still read
+		// until the sends are done, so the frame goes back to the pool only then.
+		return func() { bufpool.Put(frame) }
 	}
 	for i := range ready {
 		ready[i].shared = shared
 	}
-	return shared
+	return shared.Release
 }
 
 // serveTail answers r from the tail cache when its first offset is there, and reports
