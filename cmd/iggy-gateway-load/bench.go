@@ -40,6 +40,8 @@ type bench struct {
 	// lane (producer*partitions + partition), as franz-go reported them (batches of concurrent
 	// requests may be reported out of order): the direct leg sends batches of the same sizes.
 	batches [][]int
+	// paceRate is the records/s of this round's rate-limited legs (pacedRate).
+	paceRate float64
 }
 
 // newBench starts or connects to Iggy and the gateway; on failure it stops what it started.
@@ -225,6 +227,10 @@ type legResult struct {
 	Requests *latencies
 	// RecordLatency is from Produce to the record's promise (gateway produce only).
 	RecordLatency *latencies
+	// EndToEnd is from a record's due time to its consumer (rate-limited legs, whose
+	// Requests hold each record's due time to its acknowledgement); PaceRate is their rate.
+	EndToEnd *latencies
+	PaceRate float64
 	// GatewayCPU and GatewayPeakRSS are measured when the gateway's pid is known and the leg
 	// goes through it.
 	GatewayCPU      time.Duration
@@ -245,7 +251,7 @@ type legResult struct {
 }
 
 func newLegResult(name string) *legResult {
-	return &legResult{Name: name, Requests: &latencies{}, RecordLatency: &latencies{}}
+	return &legResult{Name: name, Requests: &latencies{}, RecordLatency: &latencies{}, EndToEnd: &latencies{}}
 }
 
 // rate returns records/s and MB/s (10^6 bytes of record values).

@@ -60,6 +60,9 @@ const (
 	legConsumeDirect  = "consume direct"
 	legProduceKafka   = "produce kafka"
 	legConsumeKafka   = "consume kafka"
+	legLatencyGateway = "latency gateway"
+	legLatencyDirect  = "latency direct"
+	legLatencyKafka   = "latency kafka"
 )
 
 // leg is one step of a round.
@@ -67,13 +70,15 @@ type leg struct {
 	name       string
 	viaGateway bool
 	viaKafka   bool // the leg goes through the broker at --kafka-addr
+	paced      bool // a rate-limited leg, after the round's produce legs (pacedRate)
 	run        func(context.Context, *legResult) error
 }
 
 // compare runs o.Rounds rounds. Each round creates fresh topics and runs the legs o selects,
 // in the order produce gateway, produce direct (replaying that round's franz-go batch sizes),
 // consume gateway, consume direct, so each gateway leg is compared with a direct leg measured
-// moments later. An error means the environment could not be set up; a failed leg is reported
+// moments later (the Kafka legs after each pair), then the rate-limited legs at a rate taken
+// from the round's produce legs. An error means the environment could not be set up; a failed leg is reported
 // in its legResult and the other legs still run.
 func compare(ctx context.Context, o *Options, progress io.Writer) (*result, error) {
 	start := time.Now()
@@ -103,6 +108,17 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 	}
 	if o.KafkaAddr != "" {
 		legs = append(legs, leg{name: legConsumeKafka, viaKafka: true, run: b.consumeKafka})
+	}
+	if o.LatencyDuration > 0 {
+		if o.Gateway {
+			legs = append(legs, leg{name: legLatencyGateway, viaGateway: true, paced: true, run: b.latencyGateway})
+		}
+		if o.Direct {
+			legs = append(legs, leg{name: legLatencyDirect, paced: true, run: b.latencyDirect})
+		}
+		if o.KafkaAddr != "" {
+			legs = append(legs, leg{name: legLatencyKafka, viaKafka: true, paced: true, run: b.latencyKafka})
+		}
 	}
 	var roundErrs []error
 	for i := range o.Rounds {
@@ -140,13 +156,28 @@ func (b *bench) round(ctx context.Context, n int, legs []leg) ([]*legResult, err
 	if err := b.createTopics(ctx); err != nil {
 		return nil, err
 	}
-	b.batches = nil
+	b.batches, b.paceRate = nil, 0
 	var out []*legResult
 	for _, l := range legs {
 		if ctx.Err() != nil {
 			break
 		}
-		out = append(out, b.measure(ctx, n, l))
+		if l.paced && b.paceRate == 0 {
+			rate, err := b.pacedRate(out)
+			if err != nil {
+				r := newLegResult(l.name)
+				r.Err = err
+				out = append(out, r)
+				continue
+			}
+			b.paceRate = rate
+			fmt.Fprintf(b.progress, "  rate-limited legs at %.0f records/s for %s\n", rate, b.o.LatencyDuration)
+		}
+		r := b.measure(ctx, n, l)
+		if l.paced {
+			r.PaceRate = b.paceRate
+		}
+		out = append(out, r)
 	}
 	return out, b.deleteTopics()
 }

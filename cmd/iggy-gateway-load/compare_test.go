@@ -27,6 +27,7 @@ func tinyOptions() *Options {
 	o := defaultOptions()
 	o.Records, o.RecordSize, o.Partitions, o.Producers, o.Rounds = 3000, 100, 3, 2, 1
 	o.StallTimeout = 20 * time.Second
+	o.LatencyDuration = 600 * time.Millisecond
 	return &o
 }
 
@@ -86,7 +87,8 @@ func TestCompareRunsEveryLeg(t *testing.T) {
 	if on, off := res.leg(legProduceGateway)[0].Profile, res.leg(legProduceNoIdem)[0].Profile; on == off {
 		t.Errorf("the produce legs with idempotence on and off wrote the same profile %s", on)
 	}
-	for _, want := range []string{"gateway/direct produce rate", "gateway/direct consume rate", "idempotence on/off produce rate (same gateway, same run)", "verified 3000 records in each of 2 round(s)", "when the machine's CPUs are the limit"} {
+	checkPacedLegs(t, res, legLatencyGateway, legLatencyDirect)
+	for _, want := range []string{"gateway/direct produce rate", "gateway/direct consume rate", "idempotence on/off produce rate (same gateway, same run)", "verified 3000 records in each of 2 round(s)", "when the machine's CPUs are the limit", "at a fixed rate"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report without %q:\n%s", want, out.String())
 		}
@@ -211,9 +213,39 @@ func TestCompareKafkaLegs(t *testing.T) {
 		}
 	}
 	// (Server CPU is not compared here: a tiny load takes less than /proc's 10 ms resolution.)
-	for _, want := range []string{"gateway/kafka produce rate", "gateway/kafka consume rate", "iggy CPU s/GB"} {
+	checkPacedLegs(t, res, legLatencyGateway, legLatencyKafka)
+	for _, want := range []string{"gateway/kafka produce rate", "gateway/kafka consume rate", "iggy CPU s/GB", "gateway p99 against kafka p99 + 5.00ms: produce"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report without %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// checkPacedLegs checks that the rate-limited legs ran at half of the round's lowest produce
+// rate, delivered and verified every record and measured both latencies.
+func checkPacedLegs(t *testing.T, res *result, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		legs := res.leg(name)
+		if len(legs) != res.Options.Rounds {
+			t.Fatalf("leg %q ran %d times, want %d", name, len(legs), res.Options.Rounds)
+		}
+		for i, l := range legs {
+			lowest := 0.0
+			for _, other := range res.Rounds[i] {
+				if r, _ := other.rate(); strings.HasPrefix(other.Name, "produce ") && (lowest == 0 || r < lowest) {
+					lowest = r
+				}
+			}
+			want := int64(max(1, int(lowest/2*res.Options.LatencyDuration.Seconds())))
+			switch {
+			case l.PaceRate != lowest/2:
+				t.Errorf("%s round %d: rate %.0f, want half of %.0f", name, i+1, l.PaceRate, lowest)
+			case l.Records != want || l.Verify == nil || !l.Verify.ok():
+				t.Errorf("%s round %d: %d records verified of %d: %+v", name, i+1, l.Records, want, l.Verify)
+			case l.Requests.summary().N == 0 || l.EndToEnd.summary().N == 0:
+				t.Errorf("%s round %d: %d produce and %d end-to-end latencies", name, i+1, l.Requests.summary().N, l.EndToEnd.summary().N)
+			}
 		}
 	}
 }

@@ -52,6 +52,11 @@ type Options struct {
 	// would create them.
 	TopicFlush durability.Mode
 
+	// Rate is the records/s of the rate-limited legs; 0: half of the lowest produce rate of
+	// the round. LatencyDuration is how long they produce; 0: no rate-limited legs.
+	Rate            float64
+	LatencyDuration time.Duration
+
 	Rounds       int           // each round runs every leg once on fresh topics
 	StallTimeout time.Duration // a leg that makes no progress for this long fails
 	KeepTopics   bool
@@ -63,7 +68,7 @@ func defaultOptions() Options {
 		Linger: 10 * time.Millisecond, BatchBytes: 1 << 20, Partitions: 4, Producers: 1,
 		FetchPartitionBytes: 1 << 20, Gateway: true, Direct: true,
 		IggyUsername: "iggy", IggyPassword: "iggy", IggyStream: "kafka",
-		StallTimeout: 30 * time.Second, TopicFlush: durability.Write,
+		StallTimeout: 30 * time.Second, TopicFlush: durability.Write, LatencyDuration: 5 * time.Second,
 	}
 }
 
@@ -110,6 +115,8 @@ func parseOptions(args []string, stderr io.Writer) (*Options, error) {
 	fs.IntVar(&o.KafkaPID, "kafka-pid", 0, "process id of the broker at --kafka-addr, for its CPU and RSS figures")
 	fs.IntVar(&o.IggyPID, "iggy-pid", 0, "process id of the Iggy server at --iggy-addr, for its CPU in the gateway and direct legs")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write CPU profiles of the started gateway's produce and consume legs to this directory")
+	fs.Float64Var(&o.Rate, "rate", 0, "records/s of the rate-limited latency legs (0: half of the lowest produce rate of the round)")
+	fs.DurationVar(&o.LatencyDuration, "latency-duration", o.LatencyDuration, "how long the rate-limited latency legs produce (0: no latency legs)")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "fail a leg that makes no progress for this long")
 	fs.BoolVar(&o.KeepTopics, "keep-topics", false, "do not delete the test topics at the end")
 	fs.Func("topic-flush", "flush mode of the test topics: write (the gateway's default), fsync or iggy-default (docs/DURABILITY.md)", func(s string) (err error) {
@@ -169,6 +176,8 @@ func (o *Options) validate() error {
 		return errors.New("--idempotence-off-leg needs the gateway leg and --acks all (other acks are never idempotent)")
 	case o.DirectBatchRecords < 0:
 		return errors.New("--direct-batch-records must not be negative")
+	case o.Rate < 0 || o.LatencyDuration < 0:
+		return errors.New("--rate and --latency-duration must not be negative")
 	case o.StallTimeout <= 0:
 		return errors.New("--stall-timeout must be positive")
 	case o.GatewayPID != 0 && o.GatewayAddr == "":

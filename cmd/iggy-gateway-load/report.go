@@ -26,12 +26,14 @@ type legSummary struct {
 	ToolCPUPerGB        float64
 	WireRatio           float64 // compressed/uncompressed, gateway produce
 	Verified            int     // records verified per round (consume legs)
+	EndToEnd            percentiles
+	PaceRates           []float64 // rate of each round (rate-limited legs)
 }
 
 func summarize(name string, legs []*legResult) legSummary {
 	s := legSummary{Name: name, GatewayCPUPerGB: -1, IggyCPUPerGB: -1}
 	var rates, mbs []float64
-	var reqs, recs []*latencies
+	var reqs, recs, e2e []*latencies
 	var bytes, gwBytes, iggyBytes int64
 	var tool, gwCPU, iggyCPU time.Duration
 	var records, batches float64
@@ -43,7 +45,10 @@ func summarize(name string, legs []*legResult) legSummary {
 		s.Rounds++
 		r, mb := l.rate()
 		rates, mbs = append(rates, r), append(mbs, mb)
-		reqs, recs = append(reqs, l.Requests), append(recs, l.RecordLatency)
+		reqs, recs, e2e = append(reqs, l.Requests), append(recs, l.RecordLatency), append(e2e, l.EndToEnd)
+		if l.PaceRate > 0 {
+			s.PaceRates = append(s.PaceRates, l.PaceRate)
+		}
 		bytes += l.Bytes
 		tool += l.ToolCPU
 		if l.GatewayMeasured {
@@ -70,7 +75,7 @@ func summarize(name string, legs []*legResult) legSummary {
 		return s
 	}
 	s.RecordsPerSec, s.MBps = median(rates), median(mbs)
-	s.Requests, s.Records = merged(reqs...), merged(recs...)
+	s.Requests, s.Records, s.EndToEnd = merged(reqs...), merged(recs...), merged(e2e...)
 	if batches > 0 {
 		s.PerRequest = records / batches
 	}
@@ -146,6 +151,9 @@ func printReport(w io.Writer, r *result) {
 	for _, name := range names {
 		s := summarize(name, r.leg(name))
 		sums[name] = s
+		if isPaced(name) {
+			continue
+		}
 		if s.Rounds == 0 {
 			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\t\t\t\n", name)
 			continue
@@ -213,6 +221,7 @@ func printReport(w io.Writer, r *result) {
 			fmt.Fprintln(w, "idempotence on/off produce rate: not comparable (legs failed)")
 		}
 	}
+	printLatency(w, names, sums)
 	for _, name := range names {
 		if s := sums[name]; s.Verified > 0 {
 			fmt.Fprintf(w, "%s: verified %d records in each of %d round(s) (count, partition, per-producer order, checksum)\n", name, s.Verified, s.Rounds)
@@ -236,7 +245,6 @@ func printReport(w io.Writer, r *result) {
 	}
 }
 
-// ms formats a latency in milliseconds; "-" when nothing was measured.
 // printKafkaRatio prints the gateway/Kafka rate of each round and, when both servers were
 // measured, their CPU per GB.
 func printKafkaRatio(w io.Writer, rs []float64, g, k legSummary, what string) {
@@ -256,6 +264,7 @@ func printKafkaRatio(w io.Writer, rs []float64, g, k legSummary, what string) {
 	}
 }
 
+// ms formats a latency in milliseconds; "-" when nothing was measured.
 func ms(d time.Duration) string {
 	if d == 0 {
 		return "-"
@@ -270,4 +279,59 @@ func twoDecimals(xs []float64) string {
 		each[i] = fmt.Sprintf("%.2f", x)
 	}
 	return strings.Join(each, " ")
+}
+
+// latencyGoal is how much higher the gateway's p99 may be than Kafka's at the same fixed rate.
+const latencyGoal = 5 * time.Millisecond
+
+func isPaced(name string) bool { return strings.HasPrefix(name, "latency ") }
+
+// printLatency writes the table of the rate-limited legs and, with a Kafka leg, the
+// gateway's p99 against Kafka's.
+func printLatency(w io.Writer, names []string, sums map[string]legSummary) {
+	var paced []string
+	for _, name := range names {
+		if isPaced(name) {
+			paced = append(paced, name)
+		}
+	}
+	if len(paced) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nat a fixed rate (latency from each record's due time; warm-up not counted):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "leg\trate/s (rounds)\tproduce p50\tp99\tp999\tend-to-end p50\tp99\tp999\tsrv CPU s/GB\t")
+	for _, name := range paced {
+		s := sums[name]
+		if s.Rounds == 0 {
+			fmt.Fprintf(tw, "%s\tfailed\t\t\t\t\t\t\t\t\n", name)
+			continue
+		}
+		rates := make([]string, len(s.PaceRates))
+		for i, x := range s.PaceRates {
+			rates[i] = fmt.Sprintf("%.0f", x)
+		}
+		cpu := "-"
+		if s.GatewayCPUPerGB >= 0 {
+			cpu = fmt.Sprintf("%.2f", s.GatewayCPUPerGB)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, strings.Join(rates, " "),
+			ms(s.Requests.P50), ms(s.Requests.P99), ms(s.Requests.P999), ms(s.EndToEnd.P50), ms(s.EndToEnd.P99), ms(s.EndToEnd.P999), cpu)
+	}
+	tw.Flush()
+	g, k := sums[legLatencyGateway], sums[legLatencyKafka]
+	if g.Rounds == 0 || k.Rounds == 0 {
+		return
+	}
+	fmt.Fprintf(w, "gateway p99 against kafka p99 + %s: produce %s, end-to-end %s\n", ms(latencyGoal),
+		latencyVerdict(g.Requests.P99, k.Requests.P99), latencyVerdict(g.EndToEnd.P99, k.EndToEnd.P99))
+}
+
+// latencyVerdict compares the gateway's p99 with Kafka's plus latencyGoal.
+func latencyVerdict(gateway, kafka time.Duration) string {
+	verdict := "meets"
+	if gateway > kafka+latencyGoal {
+		verdict = "misses"
+	}
+	return fmt.Sprintf("%s vs %s (%+.2fms, %s the goal)", ms(gateway), ms(kafka), float64(gateway-kafka)/float64(time.Millisecond), verdict)
 }

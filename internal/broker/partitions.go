@@ -376,19 +376,21 @@ func (s *partState) observeLocked(p *iggy.Partition) (suspect bool) {
 	return false
 }
 
-// confirmDrop applies offsets read after observe reported a lower high watermark. When the
-// log still ends before the known high watermark, the partition was truncated: it returns
-// the known end (from) and where the log now continues (to: the fresh end, or the lowest
-// offset written since, if lower), and the state takes the fresh offsets.
-func (s *partState) confirmDrop(p *iggy.Partition) (from, to uint64, truncated bool) {
+// confirmDrop applies offsets read after observe reported a lower high watermark; known is
+// the high watermark known before that read was sent. When the log still ends before it, the
+// partition was truncated: it returns the known end (from) and where the log now continues
+// (to: the fresh end, or the lowest offset written since, if lower), and the state takes the
+// fresh offsets. Writes confirmed while the read was on its way may have raised the known
+// high watermark past what the read could see: they are no evidence of a truncation.
+func (s *partState) confirmDrop(p *iggy.Partition, known uint64) (from, to uint64, truncated bool) {
 	hw := highWatermark(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if (s.createdAt != 0 && s.createdAt != p.CreatedAt) || hw >= s.hw {
+	if (s.createdAt != 0 && s.createdAt != p.CreatedAt) || hw >= known {
 		s.observeLocked(p)
 		return 0, 0, false
 	}
-	from, to = s.hw, hw
+	from, to = known, hw
 	if s.wrote {
 		to = min(to, s.lowWrite)
 	}

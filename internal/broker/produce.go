@@ -16,6 +16,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -57,8 +58,11 @@ type producePart struct {
 	topicCreated  uint64
 	// records are the partition's batches as the producer sent them, for the tail cache
 	// (tail.go); nil when their offsets are not consecutive. They alias the request frame:
-	// valid until the handler returns.
+	// valid until the handler returns, unless the tail cache shares the frame (shared).
 	records []byte
+	// shared is the request's frame as the tail cache shares it (shareFrame); nil: records
+	// are copied into the cache.
+	shared *tailcache.Shared
 }
 
 // produce writes each partition's records to its Iggy partition with one send, and answers
@@ -127,6 +131,7 @@ func (b *Broker) writeProduce(ctx context.Context, cc *listener.ConnContext, req
 	for i := range ready {
 		ready[i].turn = b.data.queueSend(laneOf(cc, ready[i].key, ready[i].producer))
 	}
+	defer b.shareFrame(ctx, ready)()
 	listener.Started(ctx)
 	b.sendAll(ctx, timeout, cc, ready)
 	stampAppendTime(ready)

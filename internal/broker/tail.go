@@ -1,7 +1,11 @@
 package broker
 
 import (
+	"context"
+	"slices"
+
 	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 )
 
@@ -28,9 +32,42 @@ func (b *Broker) cacheWritten(p *producePart, gen, base uint64) {
 		// write's base offset will not continue it either (a gap), so nothing to do.
 		return
 	}
-	if err := b.tail.Put(tailKey(p.key), gen, base, p.records, b.epochs.current(p.key)); err != nil {
+	k, epoch := tailKey(p.key), b.epochs.current(p.key)
+	var err error
+	if p.shared != nil {
+		err = b.tail.PutShared(p.shared, k, gen, base, p.records, epoch)
+	} else {
+		err = b.tail.Put(k, gen, base, p.records, epoch)
+	}
+	if err != nil {
 		b.log.Debug("produce: batches not cached", "topic", p.kafka, "partition", p.key.Partition, "err", err)
 	}
+}
+
+// shareFrame hands the request's frame to the tail cache when some of ready's batches may be
+// cached, so that they are cached where they lie instead of copied (tailcache.Share): the
+// frame then counts against the cache's budget, not the request's, and goes back to the
+// pool once the cache and the request let go. The caller calls the returned function once
+// its sends are done. Nothing changes (copies) when the cache is off, nothing is cacheable
+// or the frame was not read into a pooled buffer.
+func (b *Broker) shareFrame(ctx context.Context, ready []producePart) (done func()) {
+	if b.tail == nil || !slices.ContainsFunc(ready, func(p producePart) bool { return p.records != nil }) {
+		return func() {}
+	}
+	frame := listener.TakeFrame(ctx)
+	if frame == nil {
+		return func() {}
+	}
+	shared := b.tail.Share(frame)
+	if shared == nil {
+		// Larger than the whole cache: the batches are not cached, but they are still read
+		// until the sends are done, so the frame goes back to the pool only then.
+		return func() { bufpool.Put(frame) }
+	}
+	for i := range ready {
+		ready[i].shared = shared
+	}
+	return shared.Release
 }
 
 // serveTail answers r from the tail cache when its first offset is there, and reports

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -253,5 +254,71 @@ func TestFetchBehindTheKnownEndSkipsTopicReads(t *testing.T) {
 	}
 	if n := tr.n.Load() - before; n != 1 {
 		t.Errorf("%d topic reads at the known end, want 1", n)
+	}
+}
+
+// Produce requests large enough to be read into pooled frames are cached in place, in their
+// frames (tailcache.Share): with a cache small enough to evict while producing, and reads
+// from many offsets, every record comes back intact (franz-go checks each batch's CRC) and
+// in order, so no frame went back to the pool while the cache or a response still used it.
+// With frames larger than the whole cache, the batches are copied from frames that stay
+// intact until the request's sends are done.
+func TestTailCacheKeepsRequestFrames(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cache      string
+		cacheBytes int
+		batchBytes int32
+		// copies: some batches are copied (their frames are larger than the cache) rather
+		// than all cached in place.
+		copies bool
+	}{
+		{"in place", "1MiB", 1 << 20, 64 << 10, false},
+		{"frames larger than the cache", "32KiB", 32 << 10, 24 << 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := startGateway(t, gatewayOpts{bridge: true, env: []string{"IGGY_KAFKA_TAIL_CACHE_BYTES=" + tc.cache}})
+			g.mkTopic("kafka", "frames", 3)
+			ctx := ctxT(t)
+			producer, _ := g.kafka(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond),
+				kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(tc.batchBytes))
+			const perPartition = 1000
+			value := func(p, i int) []byte {
+				return bytes.Repeat([]byte(fmt.Sprintf("p%d-r%04d;", p, i)), 200) // 2 KiB
+			}
+			for i := range perPartition {
+				for p := range 3 {
+					producer.Produce(ctx, &kgo.Record{Topic: "frames", Partition: int32(p), Value: value(p, i)}, func(_ *kgo.Record, err error) {
+						if err != nil {
+							t.Errorf("produce: %v", err)
+						}
+					})
+				}
+			}
+			if err := producer.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			s := g.b.tail.Stats()
+			copied := s.InPlace < s.Evictions+uint64(s.Batches)
+			if (!tc.copies && s.InPlace == 0) || copied != tc.copies || s.Evictions == 0 {
+				t.Fatalf("stats %+v: want copies %v (else batches cached in their frames), and evictions", s, tc.copies)
+			}
+			if s.Bytes > tc.cacheBytes {
+				t.Fatalf("the cache holds %d bytes, over its budget of %d", s.Bytes, tc.cacheBytes)
+			}
+			for p := range 3 {
+				for _, from := range []int{0, perPartition / 2, perPartition * 4 / 5, perPartition * 9 / 10, perPartition - 7} {
+					got := g.consume(t, ctx, "frames", int32(p), int64(from), perPartition-from)
+					for i, r := range got[:perPartition-from] {
+						if want := value(p, from+i); !bytes.Equal(r.Value, want) || r.Offset != int64(from+i) {
+							t.Fatalf("partition %d from %d: record at offset %d is %.12q, want offset %d %.12q", p, from, r.Offset, r.Value, from+i, want)
+						}
+					}
+				}
+			}
+			if g.b.tail.Stats().Hits == s.Hits {
+				t.Error("no fetch was served from the tail cache")
+			}
+		})
 	}
 }

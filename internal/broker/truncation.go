@@ -30,6 +30,7 @@ func (b *Broker) readOffsets(ctx context.Context, s Storage, k partKey, st *part
 	if !st.observe(ip) {
 		return ip, nil
 	}
+	known := st.highWatermark() // a write confirmed before the fresh read is in what it sees
 	topic, err := s.GetTopic(ctx, iggy.Name(k.Stream), iggy.Name(k.Topic))
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (b *Broker) readOffsets(ctx context.Context, s Storage, k partKey, st *part
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
-	if from, to, truncated := st.confirmDrop(fresh); truncated {
+	if from, to, truncated := st.confirmDrop(fresh, known); truncated {
 		b.truncated(ctx, k, from, to)
 	}
 	return fresh, nil

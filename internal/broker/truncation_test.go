@@ -178,3 +178,29 @@ func TestRecreatedTopicIsNoTruncation(t *testing.T) {
 		t.Errorf("%d truncations, epoch %d: want none", truncations, g.b.epochs.current(k))
 	}
 }
+
+// A write confirmed while the fresh read that confirms a suspected drop was on its way raises
+// the known high watermark past what that read could see; it is no truncation. A read that
+// still ends before what was known when it was sent is one.
+func TestConfirmDropIgnoresWritesDuringTheRead(t *testing.T) {
+	at := func(hw uint64) *iggy.Partition {
+		return &iggy.Partition{CreatedAt: 1, CurrentOffset: hw - 1, MessagesCount: hw}
+	}
+	var st partState
+	st.observe(at(100))
+	if !st.observe(at(90)) { // a read answered before writes the gateway had seen confirmed
+		t.Fatal("a lower high watermark was not suspect")
+	}
+	known := st.highWatermark()
+	st.advance(110, 100, 10) // confirmed while the fresh read is on its way
+	if _, _, truncated := st.confirmDrop(at(100), known); truncated {
+		t.Error("a write confirmed during the fresh read was taken for a truncation")
+	}
+	if hw := st.highWatermark(); hw != 110 {
+		t.Errorf("high watermark %d after the read, want 110 (the confirmed write)", hw)
+	}
+	known = st.highWatermark()
+	if from, to, truncated := st.confirmDrop(at(60), known); !truncated || from != 110 || to != 60 {
+		t.Errorf("a log ending at 60 after 110 was known: truncated %v from %d to %d", truncated, from, to)
+	}
+}

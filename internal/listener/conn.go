@@ -81,8 +81,9 @@ type slot struct {
 	// own size replaces rather than adds to.
 	reserved atomic.Int64
 	// frame is the pooled buffer the request was read into, to reuse once the request is
-	// finished; nil when its handler may keep referring to it.
-	frame []byte
+	// finished; nil when its handler may keep referring to it or took it (TakeFrame).
+	frameMu sync.Mutex
+	frame   []byte
 	// answerWait bounds ReserveAnswer's wait for memory (the read timeout).
 	answerWait time.Duration
 }
@@ -192,11 +193,13 @@ func (c *conn) finish(sl *slot, responseBytes int, outcome Outcome) {
 	}
 	sl.mem.close()
 	releaseResponse(sl.resp)
+	sl.frameMu.Lock()
 	if sl.frame != nil {
 		sl.r.req = nil // aliases the frame
 		bufpool.Put(sl.frame)
 		sl.frame = nil
 	}
+	sl.frameMu.Unlock()
 	c.s.cfg.Observer.RequestDone(c.s.cfg.Name, sl.key, time.Since(sl.read), responseBytes, outcome)
 	sl.read = time.Time{}
 }
@@ -603,6 +606,24 @@ func (w *responseWriter) write(c *conn, sl *slot) (int, error) {
 }
 
 type slotKey struct{}
+
+// TakeFrame hands the pooled buffer the request of ctx was read into (a FrameReusable
+// handler's) to the caller, who then owns it: the listener neither reuses it nor counts it
+// against the request memory once the request is finished, so the caller must account for
+// it (the tail cache counts it against its own budget) and give it back to bufpool when it
+// is done. The request's decoded byte fields are slices of it. Nil when the frame was not
+// pooled, the handler is not FrameReusable, or it was taken already.
+func TakeFrame(ctx context.Context) []byte {
+	sl, ok := ctx.Value(slotKey{}).(*slot)
+	if !ok {
+		return nil
+	}
+	sl.frameMu.Lock()
+	defer sl.frameMu.Unlock()
+	f := sl.frame
+	sl.frame = nil
+	return f
+}
 
 // Started tells the listener that a pipelined handler (Handler.Pipelined) serving the request
 // of ctx has done everything that must happen in request order: the next pipelined request

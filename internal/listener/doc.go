@@ -40,7 +40,8 @@
 // # Memory
 //
 // Large request frames are read into buffers from internal/bufpool; a handler marked
-// FrameReusable gives its frame back when it has finished. A handler that may keep referring
+// FrameReusable gives its frame back when it has finished, unless it took the frame
+// (TakeFrame: Produce hands it to the tail cache, which counts it in its own budget). A handler that may keep referring
 // to its request's bytes after returning (decoded byte fields alias the frame) must not be
 // marked: its frame is left to the garbage collector.
 //

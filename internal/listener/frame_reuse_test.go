@@ -98,3 +98,55 @@ func TestFramesKeptByTheirHandler(t *testing.T) {
 		}
 	}
 }
+
+// A FrameReusable handler that takes its frame (TakeFrame) owns it: the listener does not
+// reuse it for later requests. Others get nil, and a frame is taken once.
+func TestTakenFrameIsNotReused(t *testing.T) {
+	var mu sync.Mutex
+	var kept [][]byte
+	var bad atomic.Value
+	serve := func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		frame := TakeFrame(ctx)
+		if frame == nil || TakeFrame(ctx) != nil {
+			bad.Store("a reusable pooled frame was not taken exactly once")
+		}
+		mu.Lock()
+		kept = append(kept, recordsOf(req)) // aliases the taken frame
+		mu.Unlock()
+		return req.ResponseKind(), nil
+	}
+	s := startServer(t, routes{0: {3, 9, Handler{Serve: serve, FrameReusable: true}}}, nil)
+	c := dial(t, s.addr)
+	const n = 40
+	for i := range n {
+		c.send(produceWith(byte(i), bufpool.MinSize+i), int32(i+1))
+		resp := kmsg.NewPtrProduceResponse()
+		resp.Version = 9
+		c.readResponse(resp)
+	}
+	if msg := bad.Load(); msg != nil {
+		t.Fatal(msg)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, rec := range kept {
+		if !bytes.Equal(rec, bytes.Repeat([]byte{byte(i)}, bufpool.MinSize+i)) {
+			t.Fatalf("request %d's taken frame was reused by a later request", i)
+		}
+	}
+
+	// Not FrameReusable: nothing to take.
+	got := make(chan []byte, 1)
+	s2 := startServer(t, routes{0: {3, 9, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		got <- TakeFrame(ctx)
+		return req.ResponseKind(), nil
+	}}}}, nil)
+	c2 := dial(t, s2.addr)
+	c2.send(produceWith(1, 2*bufpool.MinSize), 1)
+	if f := <-got; f != nil {
+		t.Fatal("TakeFrame gave the frame of a handler that is not FrameReusable")
+	}
+	if TakeFrame(context.Background()) != nil {
+		t.Fatal("TakeFrame outside a request returned a frame")
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
 )
 
 // Offsets in a v2 record batch header (Kafka's DefaultRecordBatch). The CRC covers the bytes
@@ -73,23 +75,29 @@ type entry struct {
 	key       Key
 	base, end uint64
 	data      []byte // in blk
-	cost      int    // bytes counted against the budget: data, and for a block's first entry its slack
 	blk       *block
 	elem      *list.Element
 }
 
-// block is the buffer the batches of one Put were copied into. It goes back to the cache's
-// recycler once no entry in the cache and no reader refers to it: copying into recycled
-// memory costs a tenth of copying into fresh pages (BenchmarkPut1MiB).
+// block is a buffer cached batches live in: the copy one Put made, or a buffer shared by
+// several Puts (Share: a Produce request's frame). The budget counts a block's whole capacity
+// while any of its batches is cached. It is let go once no entry, reader or sharer refers to
+// it: a copy's buffer to the cache's recycler (copying into recycled memory costs a tenth of
+// copying into fresh pages, BenchmarkPut1MiB), a shared one to the shared pool it came from.
 type block struct {
 	buf     []byte
-	refs    atomic.Int32
-	recycle *recycler
+	refs    atomic.Int32 // entries in the cache, readers' holds and the sharer
+	cached  int          // entries in the cache, under the cache's mu
+	recycle *recycler    // nil: the buffer goes back to bufpool
 }
 
 func (b *block) unref() {
 	if b.refs.Add(-1) == 0 {
-		b.recycle.put(b.buf)
+		if b.recycle != nil {
+			b.recycle.put(b.buf)
+		} else {
+			bufpool.Put(b.buf)
+		}
 	}
 }
 
@@ -101,6 +109,7 @@ type Stats struct {
 	Evictions     uint64 // batches evicted for room
 	Resets        uint64 // runs restarted because a write did not continue them
 	Invalidations uint64
+	InPlace       uint64 // batches cached where they lay, in a shared buffer (PutShared)
 }
 
 // New returns a cache holding at most limit bytes of batches; nil (off) when limit <= 0.
@@ -142,23 +151,63 @@ func (c *Cache) Put(k Key, gen uint64, base uint64, batches []byte, leaderEpoch 
 		c.makeRoom(size)
 	}
 	blk := &block{buf: append(c.recycle.get(len(batches)), batches...), recycle: c.recycle}
-	entries, err := rewrite(k, blk.buf, base, leaderEpoch)
+	blk.refs.Store(1) // this Put's, until it returns
+	defer blk.unref()
+	return c.putIn(blk, k, gen, base, blk.buf, leaderEpoch)
+}
+
+// Shared is a buffer whose batches Puts cache in place, without copying (PutShared): the
+// frame a Produce request was read into, whose partitions are confirmed one by one. The
+// cache counts the buffer's whole capacity against its budget while any of its batches is
+// cached, and hands it back to the shared pool (bufpool) once neither the cache, a reader
+// nor the sharer refers to it.
+type Shared struct{ blk *block }
+
+// Share takes buf, a buffer from bufpool, for PutShared; the caller gives up buf (it must
+// not use it but through PutShared) and calls Release when it will put no more. Nil when the
+// cache is off or buf is larger than the whole budget: PutShared and Release of a nil
+// *Shared do nothing.
+func (c *Cache) Share(buf []byte) *Shared {
+	if c == nil || cap(buf) > c.limit {
+		return nil
+	}
+	blk := &block{buf: buf}
+	blk.refs.Store(1)
+	return &Shared{blk: blk}
+}
+
+// Release ends the sharer's use of the buffer; batches PutShared cached stay cached.
+func (s *Shared) Release() {
+	if s != nil {
+		s.blk.unref()
+	}
+}
+
+// PutShared is Put without the copy: batches lie in s's buffer and are rewritten there (base
+// offsets and leader epochs) and kept as they are. Nothing else may read or write those bytes
+// afterwards. With a nil s it does nothing; the caller then Puts a copy.
+func (c *Cache) PutShared(s *Shared, k Key, gen uint64, base uint64, batches []byte, leaderEpoch int32) error {
+	if c == nil || s == nil {
+		return nil
+	}
+	return c.putIn(s.blk, k, gen, base, batches, leaderEpoch)
+}
+
+// putIn caches batches, which lie in blk's buffer, for k.
+func (c *Cache) putIn(blk *block, k Key, gen uint64, base uint64, batches []byte, leaderEpoch int32) error {
+	entries, err := rewrite(k, batches, base, leaderEpoch)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.parts[k]
 	switch {
 	case gen != c.generation:
-		c.recycle.put(blk.buf)
 		return nil
 	case err != nil || cap(blk.buf) > c.limit:
-		c.recycle.put(blk.buf)
 		if r != nil {
 			c.dropRunLocked(k, r)
 		}
 		return err
 	}
-	blk.refs.Store(int32(len(entries)))
-	entries[0].cost += cap(blk.buf) - len(blk.buf)
 	if r == nil {
 		r = &run{}
 		c.parts[k] = r
@@ -166,12 +215,19 @@ func (c *Cache) Put(k Key, gen uint64, base uint64, batches []byte, leaderEpoch 
 		c.stats.Resets++
 		c.clearRunLocked(r)
 	}
+	if blk.recycle == nil {
+		c.stats.InPlace += uint64(len(entries))
+	}
+	blk.refs.Add(int32(len(entries)))
+	if blk.cached == 0 {
+		c.bytes += cap(blk.buf)
+		c.held.Add(int64(cap(blk.buf)))
+	}
+	blk.cached += len(entries)
 	for _, e := range entries {
 		e.blk = blk
 		e.elem = c.order.PushBack(e)
 		r.entries = append(r.entries, e)
-		c.bytes += e.cost
-		c.held.Add(int64(e.cost))
 	}
 	for c.bytes > c.limit {
 		c.evictOldestLocked()
@@ -199,7 +255,7 @@ func rewrite(k Key, data []byte, base uint64, leaderEpoch int32) ([]*entry, erro
 		b := rest[:size:size]
 		be.PutUint64(b[offBaseOffset:], next)
 		be.PutUint32(b[offLeaderEpoch:], uint32(leaderEpoch))
-		entries = append(entries, &entry{key: k, base: next, end: next + uint64(n), data: b, cost: len(b)})
+		entries = append(entries, &entry{key: k, base: next, end: next + uint64(n), data: b})
 		next += uint64(n)
 		rest = rest[size:]
 	}
@@ -307,9 +363,7 @@ func (c *Cache) Stats() Stats {
 func (c *Cache) clearRunLocked(r *run) {
 	for _, e := range r.entries {
 		c.order.Remove(e.elem)
-		c.bytes -= e.cost
-		c.held.Add(-int64(e.cost))
-		e.blk.unref()
+		c.uncacheLocked(e)
 	}
 	clear(r.entries)
 	r.entries = r.entries[:0]
@@ -335,9 +389,7 @@ func (c *Cache) makeRoom(size int) {
 // appended in order and eviction takes the oldest first.
 func (c *Cache) evictOldestLocked() {
 	e := c.order.Remove(c.order.Front()).(*entry)
-	c.bytes -= e.cost
-	c.held.Add(-int64(e.cost))
-	e.blk.unref()
+	c.uncacheLocked(e)
 	c.stats.Evictions++
 	r := c.parts[e.key]
 	r.entries[0] = nil
@@ -345,4 +397,14 @@ func (c *Cache) evictOldestLocked() {
 	if len(r.entries) == 0 {
 		delete(c.parts, e.key)
 	}
+}
+
+// uncacheLocked lets go of e's batch: its block stops counting against the budget with its
+// last cached batch.
+func (c *Cache) uncacheLocked(e *entry) {
+	if e.blk.cached--; e.blk.cached == 0 {
+		c.bytes -= cap(e.blk.buf)
+		c.held.Add(-int64(cap(e.blk.buf)))
+	}
+	e.blk.unref()
 }
