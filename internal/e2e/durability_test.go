@@ -224,8 +224,11 @@ func readBackAcked(ctx context.Context, t *testing.T, env *Env, topic string, ac
 	return missing, dups
 }
 
-// checkCommittedWithinLog checks that no committed offset is beyond the end of its
-// partition, and, when nothing acknowledged may be lost, that the commits survived.
+// checkCommittedWithinLog checks, when nothing acknowledged may be lost, that the commits
+// survived and none is beyond the end of its partition. When the data topic's mode lost a
+// tail, commits kept by a coordinator log that did not (one created earlier in a safe mode, as
+// on a real server shared by the cases) may point past the new end: the gateway answers them as
+// stored, as Kafka does (docs/DATA-PATH.md, "Committed offsets past the end").
 func checkCommittedWithinLog(ctx context.Context, t *testing.T, adm *kadm.Client, topic string, committed kadm.Offsets, mustSurvive bool) {
 	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil || ends.Error() != nil {
@@ -239,7 +242,7 @@ func checkCommittedWithinLog(ctx context.Context, t *testing.T, adm *kadm.Client
 		end, _ := ends.Lookup(topic, o.Partition)
 		now, ok := got.Lookup(topic, o.Partition)
 		switch {
-		case ok && now.At > end.Offset:
+		case mustSurvive && ok && now.At > end.Offset:
 			t.Errorf("partition %d: committed offset %d is beyond the end of the log (%d)", o.Partition, now.At, end.Offset)
 		case mustSurvive && (!ok || now.At != o.At):
 			t.Errorf("partition %d: committed offset %s after the crash, want %d", o.Partition, offsetString(now, ok), o.At)
