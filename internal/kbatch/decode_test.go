@@ -34,21 +34,28 @@ func TestDecodeKgoBatches(t *testing.T) {
 				}
 				recs = append(recs, r)
 			}
+			// Usually one batch; on a loaded machine franz-go may send the records before and
+			// after its metadata arrives in two requests, so every batch it sent is decoded.
 			raws := kgoBatches(t, tc.codec, recs)
-			if len(raws) != 1 {
-				t.Fatalf("kgo sent %d partitions' records, want 1", len(raws))
-			}
 			budget := NewBudget(testBudget)
-			batches, got, err := decodeAll(t, raws[0], budget)
+			batches, got, err := decodeAll(t, bytes.Join(raws, nil), budget)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(batches) != 1 || batches[0].Codec() != tc.want {
-				t.Fatalf("got %d batches, codec %v; want 1 batch with %v", len(batches), batches[0].Codec(), tc.want)
+			// franz-go leaves a batch uncompressed when compressing would not make it smaller
+			// (a lone record split off): at least one batch must carry the codec.
+			var n int32
+			withCodec := false
+			for _, b := range batches {
+				h := b.Header
+				if (b.Codec() != tc.want && b.Codec() != CodecNone) || h.ProducerID != -1 || h.Transactional() || h.Control() || h.LogAppendTime() {
+					t.Fatalf("unexpected batch: codec %v, header %+v; want codec %v", b.Codec(), h, tc.want)
+				}
+				withCodec = withCodec || b.Codec() == tc.want
+				n += h.NumRecords
 			}
-			h := batches[0].Header
-			if h.NumRecords != int32(len(want)) || h.ProducerID != -1 || h.Transactional() || h.Control() || h.LogAppendTime() {
-				t.Fatalf("unexpected header %+v", h)
+			if !withCodec || n != int32(len(want)) {
+				t.Fatalf("%d batches of %d records (codec %v seen: %v), want %d records", len(batches), n, tc.want, withCodec, len(want))
 			}
 			if tc.want == CodecNone && budget.Remaining() != testBudget {
 				t.Fatalf("uncompressed batch charged the budget: %d left", budget.Remaining())
