@@ -222,13 +222,15 @@ compose up -d --no-build >"$work/compose-up.log" 2>&1 || {
   cat "$work/compose-up.log"
   fail "docker-compose up"
 }
+# healthy STACK SERVICE: whether the service of the Compose stack run by STACK (compose or
+# three) reports healthy.
 healthy() {
   local id
-  id=$(compose ps -q "$1") && [ -n "$id" ] &&
+  id=$("$1" ps -q "$2") && [ -n "$id" ] &&
     [ "$(docker inspect -f '{{.State.Health.Status}}' "$id")" = healthy ]
 }
 for svc in iggy gateway; do
-  if ! wait_for 90 "$svc healthy" healthy "$svc"; then
+  if ! wait_for 90 "$svc healthy" healthy compose "$svc"; then
     compose ps
     compose logs --tail 30
     fail "Compose service $svc did not become healthy within 90s (logs above)"
@@ -281,13 +283,8 @@ three up -d --no-build >"$work/compose-three-up.log" 2>&1 || {
   cat "$work/compose-three-up.log"
   fail "docker-compose up (three gateways)"
 }
-three_healthy() {
-  local id
-  id=$(three ps -q "$1") && [ -n "$id" ] &&
-    [ "$(docker inspect -f '{{.State.Health.Status}}' "$id")" = healthy ]
-}
 for svc in iggy gateway-1 gateway-2 gateway-3; do
-  if ! wait_for 90 "$svc healthy" three_healthy "$svc"; then
+  if ! wait_for 90 "$svc healthy" healthy three "$svc"; then
     three ps
     three logs --tail 30
     fail "Compose service $svc did not become healthy within 90s (logs above)"
