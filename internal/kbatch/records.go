@@ -1,6 +1,9 @@
 package kbatch
 
-import "sync"
+import (
+	"math"
+	"sync"
+)
 
 // Records are the decoded records of one batch: decompressed, with their structure and count
 // checked. Iterate them with Iter. A Records from a compressed batch holds a pooled buffer:
@@ -10,7 +13,14 @@ type Records struct {
 	Header Header
 	data   []byte
 	buf    *[]byte // pooled decompression buffer; nil when data aliases the request
+	// earliest is the earliest positive record timestamp (ms), found while validating so
+	// that the mapping's timestamp window needs no pass of its own over the records.
+	earliest int64
 }
+
+// EarliestTimestamp is the earliest positive record timestamp in milliseconds, or
+// math.MaxInt64 when no record has a positive one.
+func (r *Records) EarliestTimestamp() int64 { return r.earliest }
 
 // Largest decompression buffer worth keeping in the pool; bigger ones are left to the GC so
 // one huge batch does not pin its memory forever.
@@ -41,7 +51,8 @@ func (b *Batch) Decode(budget *Budget) (Records, error) {
 		budget.remaining -= len(out)
 		recs.data, recs.buf = out, buf
 	}
-	n, err := validate(recs.data)
+	n, earliest, err := validate(recs.data, b.BaseTimestamp)
+	recs.earliest = earliest
 	if err == nil && n != int(b.NumRecords) {
 		err = invalid("batch declares %d records and holds %d", b.NumRecords, n)
 	}
@@ -78,19 +89,23 @@ func (r *Records) Iter() RecordIter {
 	return RecordIter{data: r.data, baseTimestamp: r.Header.BaseTimestamp}
 }
 
-// validate walks every record once and returns how many there are.
-func validate(data []byte) (int, error) {
-	n := 0
+// validate walks every record once and returns how many there are and the earliest positive
+// timestamp among them (math.MaxInt64 when none is positive).
+func validate(data []byte, baseTimestamp int64) (n int, earliest int64, err error) {
+	earliest = math.MaxInt64
 	for len(data) > 0 {
 		var rec Record
-		size, err := rec.parse(data, 0)
+		size, err := rec.parse(data, baseTimestamp)
 		if err != nil {
-			return n, err
+			return n, earliest, err
+		}
+		if rec.Timestamp > 0 {
+			earliest = min(earliest, rec.Timestamp)
 		}
 		for h := rec.Headers(); ; {
 			_, _, ok, err := h.next()
 			if err != nil {
-				return n, err
+				return n, earliest, err
 			}
 			if !ok {
 				break
@@ -99,7 +114,7 @@ func validate(data []byte) (int, error) {
 		data = data[size:]
 		n++
 	}
-	return n, nil
+	return n, earliest, nil
 }
 
 // Record is one record. Key, Value and header slices alias the batch's buffer. A nil Key

@@ -31,18 +31,11 @@ func NewWindow(minMillis int64) Window {
 }
 
 // WindowOf returns the window for one decoded batch: it starts at the earliest positive
-// record timestamp. It iterates the records without allocating.
+// record timestamp, which kbatch found while validating the records. A timestamp too large
+// for µs leaves the window unbounded: NewWindow refuses it, and every other positive
+// timestamp is at least as large.
 func WindowOf(recs *kbatch.Records) Window {
-	var (
-		least int64 = math.MaxInt64
-		r     kbatch.Record
-	)
-	for it := recs.Iter(); it.Next(&r); {
-		if _, ok := exactMicros(r.Timestamp); ok && r.Timestamp > 0 {
-			least = min(least, r.Timestamp)
-		}
-	}
-	return NewWindow(least)
+	return NewWindow(recs.EarliestTimestamp())
 }
 
 // Join returns the window for one Iggy send that carries the records of both windows'
