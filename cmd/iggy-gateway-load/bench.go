@@ -247,7 +247,9 @@ type legResult struct {
 	WireRatio float64
 	Verify    *verifyReport // consume legs
 	Profile   string        // CPU profile path
-	Err       error
+	// Floor is the socket floor measured right after the round's gateway produce leg.
+	Floor *socketFloor
+	Err   error
 }
 
 func newLegResult(name string) *legResult {

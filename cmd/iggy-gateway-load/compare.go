@@ -63,6 +63,9 @@ const (
 	legLatencyGateway = "latency gateway"
 	legLatencyDirect  = "latency direct"
 	legLatencyKafka   = "latency kafka"
+	// legSocketFloor is not a path: a relay's CPU per GB over loopback (floor.go), right after
+	// produce gateway, for the report's floor line.
+	legSocketFloor = "socket floor"
 )
 
 // leg is one step of a round.
@@ -178,8 +181,20 @@ func (b *bench) round(ctx context.Context, n int, legs []leg) ([]*legResult, err
 			r.PaceRate = b.paceRate
 		}
 		out = append(out, r)
+		if l.name == legProduceGateway && ctx.Err() == nil {
+			out = append(out, b.measureFloor(ctx))
+		}
 	}
 	return out, b.deleteTopics()
+}
+
+// measureFloor relays as many bytes as a produce leg moves (floor.go).
+func (b *bench) measureFloor(ctx context.Context) *legResult {
+	fmt.Fprintf(b.progress, "  %s\n", legSocketFloor)
+	r := newLegResult(legSocketFloor)
+	f, err := measureSocketFloor(ctx, int64(b.o.Records)*int64(b.o.RecordSize))
+	r.Floor, r.Err, r.Bytes = &f, err, f.Bytes
+	return r
 }
 
 func (b *bench) describeIggy() string {

@@ -151,7 +151,7 @@ func printReport(w io.Writer, r *result) {
 	for _, name := range names {
 		s := summarize(name, r.leg(name))
 		sums[name] = s
-		if isPaced(name) {
+		if isPaced(name) || name == legSocketFloor {
 			continue
 		}
 		if s.Rounds == 0 {
@@ -178,6 +178,7 @@ func printReport(w io.Writer, r *result) {
 			fmt.Fprintf(w, "; %s batches at %.0f%% of their uncompressed size", o.Codec, 100*s.WireRatio)
 		}
 		fmt.Fprintln(w)
+		printFloor(w, r)
 	}
 	fmt.Fprintln(w)
 	for _, pair := range [][2]string{{legProduceGateway, legProduceDirect}, {legConsumeGateway, legConsumeDirect}, {legProduceGateway, legProduceKafka}, {legConsumeGateway, legConsumeKafka}} {
@@ -242,6 +243,40 @@ func printReport(w io.Writer, r *result) {
 	}
 	if r.TeardownErr != nil {
 		fmt.Fprintf(w, "FAILED: %v\n", r.TeardownErr)
+	}
+}
+
+// printFloor prints the socket floor of the rounds (floor.go) and, when the gateway's CPU
+// was measured, the gateway's produce CPU per GB as a multiple of the floor of its round.
+func printFloor(w io.Writer, r *result) {
+	var floors, multiples []float64
+	var receives, sends []float64
+	for _, round := range r.Rounds {
+		var g, f *legResult
+		for _, l := range round {
+			switch {
+			case l.Name == legProduceGateway:
+				g = l
+			case l.Name == legSocketFloor && l.Err == nil && l.Floor != nil && l.Floor.Bytes > 0:
+				f = l
+			}
+		}
+		if f == nil {
+			continue
+		}
+		rcv, snd := f.Floor.perGB()
+		receives, sends, floors = append(receives, rcv), append(sends, snd), append(floors, rcv+snd)
+		if g != nil && g.Err == nil && g.GatewayMeasured && g.Bytes > 0 && rcv+snd > 0 {
+			multiples = append(multiples, g.GatewayCPU.Seconds()/(float64(g.Bytes)/1e9)/(rcv+snd))
+		}
+	}
+	if len(floors) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "socket floor (a relay moving the same bytes from one loopback connection to another, on this machine now): receive %.2f + send %.2f = %.2f s/GB, median of rounds [%s]\n",
+		median(receives), median(sends), median(floors), twoDecimals(floors))
+	if len(multiples) > 0 {
+		fmt.Fprintf(w, "  gateway produce CPU per GB: %.2f× the floor of its round, median of rounds [%s]\n", median(multiples), twoDecimals(multiples))
 	}
 }
 
