@@ -44,6 +44,7 @@ func (b *Broker) listOffsets(ctx context.Context, cc *listener.ConnContext, req 
 	ctx, cancel := context.WithTimeout(ctx, listOffsetsTimeout)
 	defer cancel()
 	resp.Topics = make([]kmsg.ListOffsetsResponseTopic, len(req.Topics))
+	dup := duplicateListOffsetsPartitions(req)
 	for i := range req.Topics {
 		rt, t := &req.Topics[i], &resp.Topics[i]
 		*t = kmsg.NewListOffsetsResponseTopic()
@@ -53,6 +54,9 @@ func (b *Broker) listOffsets(ctx context.Context, cc *listener.ConnContext, req 
 			p := kmsg.NewListOffsetsResponseTopicPartition()
 			p.Partition = rt.Partitions[j].Partition
 			p.Timestamp, p.Offset, p.LeaderEpoch = -1, -1, -1
+			if dup[topicPartition{rt.Topic, p.Partition}] {
+				p.ErrorCode = kerr.InvalidRequest.Code
+			}
 			t.Partitions[j] = p
 		}
 		b.listTopicOffsets(ctx, cc, rt, t)
@@ -60,10 +64,41 @@ func (b *Broker) listOffsets(ctx context.Context, cc *listener.ConnContext, req 
 	return resp, nil
 }
 
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// duplicateListOffsetsPartitions returns the partitions req names more than once (in one
+// topic entry or in two entries of the same topic), or nil. Kafka answers every entry of
+// such a partition with INVALID_REQUEST rather than answering it twice
+// (ListOffsetsRequest.duplicatePartitions).
+func duplicateListOffsetsPartitions(req *kmsg.ListOffsetsRequest) map[topicPartition]bool {
+	var seen, dup map[topicPartition]bool
+	for i := range req.Topics {
+		for _, p := range req.Topics[i].Partitions {
+			tp := topicPartition{req.Topics[i].Topic, p.Partition}
+			if seen == nil {
+				seen = make(map[topicPartition]bool)
+			}
+			if seen[tp] {
+				if dup == nil {
+					dup = make(map[topicPartition]bool)
+				}
+				dup[tp] = true
+			}
+			seen[tp] = true
+		}
+	}
+	return dup
+}
+
 func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext, rt *kmsg.ListOffsetsRequestTopic, t *kmsg.ListOffsetsResponseTopic) {
 	fail := func(code int16) {
 		for j := range t.Partitions {
-			t.Partitions[j].ErrorCode = code
+			if t.Partitions[j].ErrorCode == 0 { // duplicates keep INVALID_REQUEST, as in Kafka
+				t.Partitions[j].ErrorCode = code
+			}
 		}
 	}
 	target, topic, code := b.readTopic(ctx, cc, rt.Topic, logListOffsetsRead, "list offsets")
@@ -74,6 +109,9 @@ func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext,
 	rules := b.rulesOf(ctx, rt.Topic, topic.ID)
 	for j := range rt.Partitions {
 		out := &t.Partitions[j]
+		if out.ErrorCode != 0 { // a duplicate (listOffsets)
+			continue
+		}
 		ip, ok := partitionOf(topic, out.Partition)
 		if !ok {
 			out.ErrorCode = kerr.UnknownTopicOrPartition.Code

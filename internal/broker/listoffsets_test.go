@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -130,5 +131,44 @@ func TestListOffsetsBridgeOff(t *testing.T) {
 	g := startGateway(t, gatewayOpts{})
 	if p := g.listed(t, listOffsetsReq(7, "t", -1, 0)); p.ErrorCode != kerr.NotLeaderForPartition.Code {
 		t.Errorf("%+v", p)
+	}
+}
+
+// A partition named twice is answered with INVALID_REQUEST at each place, as Kafka does,
+// whether the topic exists or not; the other partitions are answered as usual.
+func TestListOffsetsDuplicatePartitions(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "dups", 2)
+	req := listOffsetsReq(7, "dups", -1, 0, 1, 0)
+	again := listOffsetsReq(7, "missing", -1, 3, 3)
+	again.Topics = append(again.Topics, listOffsetsReq(7, "dups", -1, 1).Topics[0])
+	req.Topics = append(req.Topics, again.Topics...)
+	resp, err := g.b.listOffsets(ctxT(t), dataConn, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int16
+	for _, rt := range resp.(*kmsg.ListOffsetsResponse).Topics {
+		for _, p := range rt.Partitions {
+			got = append(got, p.ErrorCode)
+			if p.ErrorCode == kerr.InvalidRequest.Code && (p.Offset != -1 || p.Timestamp != -1) {
+				t.Errorf("%s/%d: INVALID_REQUEST with offset %d, timestamp %d", rt.Topic, p.Partition, p.Offset, p.Timestamp)
+			}
+		}
+	}
+	inv := kerr.InvalidRequest.Code
+	// dups/0 twice; dups/1 once in the first entry and once in the last; missing/3 twice.
+	want := []int16{inv, inv, inv, inv, inv, inv}
+	if !slices.Equal(got, want) {
+		t.Fatalf("error codes %v, want %v", got, want)
+	}
+	resp, err = g.b.listOffsets(ctxT(t), dataConn, listOffsetsReq(7, "dups", -1, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range resp.(*kmsg.ListOffsetsResponse).Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.Offset != 0 {
+			t.Errorf("dups/%d without duplicates: error %d, offset %d", p.Partition, p.ErrorCode, p.Offset)
+		}
 	}
 }

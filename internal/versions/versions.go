@@ -47,7 +47,7 @@ var table = []API{
 	{Key: 1, Name: "Fetch", Min: 4, Max: 12,
 		Note: "no fetch sessions: session id 0 always, continuing a session → 70 FETCH_SESSION_ID_NOT_FOUND"},
 	{Key: 2, Name: "ListOffsets", Min: 1, Max: 7,
-		Note: "by timestamp: first record with Kafka timestamp ≥ target, searched from Iggy's append-time lookup"},
+		Note: "by timestamp: first record with Kafka timestamp ≥ target, searched from Iggy's append-time lookup; a partition named twice is INVALID_REQUEST at each place, as in Kafka"},
 	{Key: 3, Name: "Metadata", Min: 0, Max: 12},
 	{Key: 8, Name: "OffsetCommit", Min: 2, Max: 9,
 		Note: "stored in Iggy (coordinator log) with metadata and leader epoch; retention time ignored (offsets never expire)"},
