@@ -34,7 +34,7 @@ func TestPrintFloorRatio(t *testing.T) {
 	}}
 	var out bytes.Buffer
 	printFloor(&out, r)
-	for _, want := range []string{"= 0.35 s/GB, median of rounds [0.30 0.40]", "2.50× the floor of its round, median of rounds [3.00 2.00]"} {
+	for _, want := range []string{"0.35 s/GB, median of rounds [0.30 0.40] (its receive 0.10 and send 0.25", "2.50× the floor of its round, median of rounds [3.00 2.00]"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("floor report without %q:\n%s", want, out.String())
 		}

@@ -273,8 +273,8 @@ func printFloor(w io.Writer, r *result) {
 	if len(floors) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "socket floor (a relay moving the same bytes from one loopback connection to another, on this machine now): receive %.2f + send %.2f = %.2f s/GB, median of rounds [%s]\n",
-		median(receives), median(sends), median(floors), twoDecimals(floors))
+	fmt.Fprintf(w, "socket floor (a relay moving the same bytes from one loopback connection to another, on this machine now): %.2f s/GB, median of rounds [%s] (its receive %.2f and send %.2f, medians of their own)\n",
+		median(floors), twoDecimals(floors), median(receives), median(sends))
 	if len(multiples) > 0 {
 		fmt.Fprintf(w, "  gateway produce CPU per GB: %.2f× the floor of its round, median of rounds [%s]\n", median(multiples), twoDecimals(multiples))
 	}
