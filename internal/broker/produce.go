@@ -372,7 +372,7 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget, i
 			return nil, nil, &errRefused{code: kerr.UnsupportedCompressionType.Code, msg: "zstd needs Produce v7 or later"}
 		}
 		records += int(h.NumRecords)
-		hint += len(c.batches[i].Raw)
+		hint += len(c.batches[i].Raw) + int(h.NumRecords)*mapping.MessageHeadersMin
 		if h.Codec() != kbatch.CodecNone {
 			hint += sizeHintFactor * len(c.batches[i].Raw)
 		}

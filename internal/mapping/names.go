@@ -57,4 +57,8 @@ var (
 	prefix      = []byte(HeaderPrefix)
 	// legacyEpoch is the kafka.ts value earlier upstream gateways wrote for a 0 ms timestamp.
 	legacyEpoch = []byte("epoch")
+	// MessageHeadersMin is the least a message's user headers take: the kafka.v entry every
+	// message carries. An Iggy batch sized from the records' bytes needs this much more per
+	// record, or it grows (and copies itself) while it fills.
+	MessageHeadersMin = headerEntrySize(len(HeaderVersion), len(versionValue))
 )
