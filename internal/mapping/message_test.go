@@ -229,3 +229,12 @@ func TestToRecordReusesScratch(t *testing.T) {
 		t.Fatalf("%v allocations per ToRecord", allocs)
 	}
 }
+
+// MessageHeadersMin is what Append adds for the plainest record (no key, no headers, a
+// timestamp that needs no kafka.ts): Iggy batches are sized with it.
+func TestMessageHeadersMin(t *testing.T) {
+	msgs := produce(t, []trec{{ts: ts0, value: b("v")}})
+	if got := len(msgs[0].Headers); got != MessageHeadersMin {
+		t.Fatalf("plain record's headers take %d bytes, MessageHeadersMin is %d", got, MessageHeadersMin)
+	}
+}
