@@ -176,11 +176,13 @@ async function adminOps (kafka, args) {
   }
 }
 
-// security turns --ca FILE (TLS trusting that CA) and --sasl-username/--sasl-password (SASL
-// PLAIN) into kafkajs options, as docs/SECURITY.md shows them.
+// security turns --ca FILE (TLS trusting that CA), --cert FILE and --key FILE (a client
+// certificate) and --sasl-username/--sasl-password (SASL PLAIN) into kafkajs options, as
+// docs/SECURITY.md shows them.
 function security (args) {
   const opts = {}
   if (args.ca) opts.ssl = { ca: [fs.readFileSync(args.ca, 'utf-8')] }
+  if (args.cert) opts.ssl = Object.assign(opts.ssl || {}, { cert: fs.readFileSync(args.cert, 'utf-8'), key: fs.readFileSync(args.key, 'utf-8') })
   if (args['sasl-username']) opts.sasl = { mechanism: 'plain', username: args['sasl-username'], password: args['sasl-password'] }
   return opts
 }

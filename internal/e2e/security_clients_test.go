@@ -132,19 +132,27 @@ func TestSecurityConfluentKafkaSASLSSL(t *testing.T) {
 		"sasl.username": user, "sasl.password": password, "ssl.ca.location": ca.CertFile})
 }
 
+// saramaSASL configures SASL PLAIN (over TLS when tlsCfg is not nil) as docs/SECURITY.md
+// shows.
+func saramaSASL(user, password string, tlsCfg *tls.Config) func(*sarama.Config) {
+	return func(cfg *sarama.Config) {
+		if tlsCfg != nil {
+			cfg.Net.TLS.Enable, cfg.Net.TLS.Config = true, tlsCfg
+		}
+		cfg.Net.SASL.Enable = true
+		cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+		cfg.Net.SASL.User, cfg.Net.SASL.Password = user, password
+		cfg.Net.SASL.Handshake = true
+	}
+}
+
 // saramaRoundTrip produces one record with a sarama SyncProducer and reads it back with a
-// partition consumer, both configured as docs/SECURITY.md shows (tlsCfg nil: no TLS).
-func saramaRoundTrip(t *testing.T, env *Env, user, password string, tlsCfg *tls.Config) {
+// partition consumer, both with the security settings of configure.
+func saramaRoundTrip(t *testing.T, env *Env, configure func(*sarama.Config)) {
 	t.Helper()
 	topic := env.CreateTopic(t, 1)
 	cfg := saramaConfig()
-	if tlsCfg != nil {
-		cfg.Net.TLS.Enable, cfg.Net.TLS.Config = true, tlsCfg
-	}
-	cfg.Net.SASL.Enable = true
-	cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
-	cfg.Net.SASL.User, cfg.Net.SASL.Password = user, password
-	cfg.Net.SASL.Handshake = true
+	configure(cfg)
 	cfg.Producer.Return.Successes = true
 	cl := saramaClient(t, env, cfg)
 	producer, err := sarama.NewSyncProducerFromClient(cl)
@@ -175,15 +183,27 @@ func saramaRoundTrip(t *testing.T, env *Env, user, password string, tlsCfg *tls.
 	case <-time.After(30 * time.Second):
 		t.Fatal("no record consumed within 30 s")
 	}
-	// A wrong password is refused with the authentication error.
-	bad := saramaConfig()
-	bad.Net.TLS, bad.Net.SASL = cfg.Net.TLS, cfg.Net.SASL
-	bad.Net.SASL.Password = "wrong"
-	bad.Metadata.Retry.Max = 0
-	if c, err := sarama.NewClient([]string{env.Bootstrap}, bad); !errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
-		if c != nil {
-			c.Close()
-		}
+}
+
+// saramaRefused checks that a sarama client configured by configure cannot connect, and
+// returns its error.
+func saramaRefused(t *testing.T, env *Env, configure func(*sarama.Config)) error {
+	t.Helper()
+	cfg := saramaConfig()
+	configure(cfg)
+	cfg.Metadata.Retry.Max = 0
+	c, err := sarama.NewClient([]string{env.Bootstrap}, cfg)
+	if err == nil {
+		c.Close()
+		t.Fatal("the client connected")
+	}
+	return err
+}
+
+// saramaWrongPassword checks that a wrong password is refused with the authentication error.
+func saramaWrongPassword(t *testing.T, env *Env, user string, tlsCfg *tls.Config) {
+	t.Helper()
+	if err := saramaRefused(t, env, saramaSASL(user, "wrong", tlsCfg)); !errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
 		t.Errorf("wrong password: err = %v, want SASL authentication failed", err)
 	}
 }
@@ -192,7 +212,8 @@ func TestSecuritySaramaSASLPlaintext(t *testing.T) {
 	securityScenario(t, saramaFamily, CellSASL)
 	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
 	user, password := iggyUser(t, env, nil)
-	saramaRoundTrip(t, env, user, password, nil)
+	saramaRoundTrip(t, env, saramaSASL(user, password, nil))
+	saramaWrongPassword(t, env, user, nil)
 }
 
 func TestSecuritySaramaSASLSSL(t *testing.T) {
@@ -200,7 +221,25 @@ func TestSecuritySaramaSASLSSL(t *testing.T) {
 	ca := tlstest.NewCA(t, "e2e")
 	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
 	user, password := iggyUser(t, env, nil)
-	saramaRoundTrip(t, env, user, password, clientTLS(ca))
+	saramaRoundTrip(t, env, saramaSASL(user, password, clientTLS(ca)))
+	saramaWrongPassword(t, env, user, clientTLS(ca))
+}
+
+// sarama over SSL with a client certificate mapped to an Iggy user (docs/SECURITY.md: a
+// tls.Config with Certificates); without a certificate the listener refuses the handshake.
+func TestSecuritySaramaClientCertificate(t *testing.T) {
+	securityScenario(t, saramaFamily, CellTLS)
+	env, ca, client := clientCertEnv(t)
+	pair, err := tls.LoadX509KeyPair(client.CertFile, client.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCert := clientTLS(ca)
+	withCert.Certificates = []tls.Certificate{pair}
+	saramaRoundTrip(t, env, func(cfg *sarama.Config) { cfg.Net.TLS.Enable, cfg.Net.TLS.Config = true, withCert })
+	if err := saramaRefused(t, env, func(cfg *sarama.Config) { cfg.Net.TLS.Enable, cfg.Net.TLS.Config = true, clientTLS(ca) }); errors.Is(err, sarama.ErrSASLAuthenticationFailed) {
+		t.Errorf("without a client certificate: %v, want a TLS failure", err)
+	}
 }
 
 // kafkajsRoundTrip produces the timed sample with kafkajs's idempotent producer and reads it
@@ -234,6 +273,14 @@ func TestSecurityKafkajsSASLSSL(t *testing.T) {
 	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
 	user, password := iggyUser(t, env, nil)
 	kafkajsRoundTrip(t, env, "--ca", ca.CertFile, "--sasl-username", user, "--sasl-password", password)
+}
+
+// kafkajs over SSL with a client certificate mapped to an Iggy user (docs/SECURITY.md: ssl
+// with cert and key, no sasl).
+func TestSecurityKafkajsClientCertificate(t *testing.T) {
+	securityScenario(t, kafkajsFamily, CellTLS)
+	env, ca, client := clientCertEnv(t)
+	kafkajsRoundTrip(t, env, "--ca", ca.CertFile, "--cert", client.CertFile, "--key", client.KeyFile)
 }
 
 // franz-go with OAUTHBEARER and an Iggy personal access token that expires long before
