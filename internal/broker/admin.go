@@ -60,14 +60,14 @@ func adminContext(ctx context.Context, timeoutMillis int32) (context.Context, co
 
 // repeated returns the names that occur more than once among n items, where name(i) is the
 // name of item i.
-func repeated(n int, name func(i int) string) map[string]bool {
-	seen := make(map[string]bool, n)
-	var dup map[string]bool
+func repeated[K comparable](n int, name func(i int) K) map[K]bool {
+	seen := make(map[K]bool, n)
+	var dup map[K]bool
 	for i := 0; i < n; i++ {
 		s := name(i)
 		if seen[s] {
 			if dup == nil {
-				dup = make(map[string]bool)
+				dup = make(map[K]bool)
 			}
 			dup[s] = true
 		}

@@ -123,6 +123,12 @@ func benchBatch(tb testing.TB, compress bool) []byte {
 	return out
 }
 
+// benchCodecs are the producer codecs the Produce benchmarks run with.
+var benchCodecs = []struct {
+	name     string
+	compress bool
+}{{"none", false}, {"lz4", true}}
+
 func benchProduceReq(topic string, batch []byte) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 30_000
@@ -150,10 +156,7 @@ func benchCheckProduce(tb testing.TB, resp kmsg.Response) {
 // BenchmarkProduce is one Produce request of 4 partitions × 1000 records × 1 KiB, acks=all.
 // Throughput is in record value bytes.
 func BenchmarkProduce(b *testing.B) {
-	for _, tc := range []struct {
-		name     string
-		compress bool
-	}{{"none", false}, {"lz4", true}} {
+	for _, tc := range benchCodecs {
 		b.Run(tc.name, func(b *testing.B) {
 			e := newBenchEnv(b)
 			e.topic(b, "produce")
@@ -223,10 +226,7 @@ func benchFetch(b *testing.B, env ...string) {
 // checking the batch (CRC32C, structure), decompressing it, and mapping its 1000 records of
 // 1 KiB into an Iggy batch (headers, value copies, per-message checksums).
 func BenchmarkConvert(b *testing.B) {
-	for _, tc := range []struct {
-		name     string
-		compress bool
-	}{{"none", false}, {"lz4", true}} {
+	for _, tc := range benchCodecs {
 		b.Run(tc.name, func(b *testing.B) {
 			raw := benchBatch(b, tc.compress)
 			var conv converter

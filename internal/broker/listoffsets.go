@@ -74,23 +74,13 @@ type topicPartition struct {
 // such a partition with INVALID_REQUEST rather than answering it twice
 // (ListOffsetsRequest.duplicatePartitions).
 func duplicateListOffsetsPartitions(req *kmsg.ListOffsetsRequest) map[topicPartition]bool {
-	var seen, dup map[topicPartition]bool
+	var named []topicPartition
 	for i := range req.Topics {
 		for _, p := range req.Topics[i].Partitions {
-			tp := topicPartition{req.Topics[i].Topic, p.Partition}
-			if seen == nil {
-				seen = make(map[topicPartition]bool)
-			}
-			if seen[tp] {
-				if dup == nil {
-					dup = make(map[topicPartition]bool)
-				}
-				dup[tp] = true
-			}
-			seen[tp] = true
+			named = append(named, topicPartition{req.Topics[i].Topic, p.Partition})
 		}
 	}
-	return dup
+	return repeated(len(named), func(i int) topicPartition { return named[i] })
 }
 
 func (b *Broker) listTopicOffsets(ctx context.Context, cc *listener.ConnContext, rt *kmsg.ListOffsetsRequestTopic, t *kmsg.ListOffsetsResponseTopic) {
