@@ -3,7 +3,7 @@
 # but with the classpath that scripts/install-test-deps.sh copied from Maven Central into
 # e2e/java/lib (Kafka version pinned in e2e/java/pom.xml).
 # Honours the distribution's variables: JAVA_HOME, KAFKA_HEAP_OPTS, KAFKA_JVM_PERFORMANCE_OPTS,
-# KAFKA_OPTS. Logging: slf4j-simple at WARN on stderr, like the distribution's tools log config.
+# KAFKA_OPTS, and CLASSPATH (entries put before the Kafka jars, e.g. a login callback handler). Logging: slf4j-simple at WARN on stderr, like the distribution's tools log config.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -30,4 +30,8 @@ log_opts="-Dorg.slf4j.simpleLogger.defaultLogLevel=${KAFKA_TOOLS_LOG_LEVEL:-warn
 
 # Word splitting of the option variables is intended, as in kafka-run-class.sh.
 # shellcheck disable=SC2086
-exec "$java" $heap_opts $perf_opts $log_opts -cp "$lib_dir/*" ${KAFKA_OPTS:-} "$@"
+classpath="$lib_dir/*"
+if [ -n "${CLASSPATH:-}" ]; then
+  classpath="$CLASSPATH:$classpath"
+fi
+exec "$java" $heap_opts $perf_opts $log_opts -cp "$classpath" ${KAFKA_OPTS:-} "$@"

@@ -59,19 +59,24 @@ func clientProperties(t *testing.T, lines ...string) string {
 }
 
 // javaRoundTrip creates a topic with kafka-topics (AdminClient), produces and consumes one
-// record with the console tools, and lists the topic, all with props.
-func javaRoundTrip(t *testing.T, env *Env, props string) {
+// record with the console tools, and lists the topic, all with props; toolEnv is added to
+// the tools' environment.
+func javaRoundTrip(t *testing.T, env *Env, props string, toolEnv ...string) {
 	t.Helper()
+	tool := func(stdin, name string, args ...string) CmdResult {
+		t.Helper()
+		cmd := javaCmd(stdin, name, append([]string{"--bootstrap-server", env.Bootstrap, "--command-config", props}, args...)...)
+		cmd.Env = append(cmd.Env, toolEnv...)
+		return mustRun(t, cmd)
+	}
 	topic := TopicName(t)
-	kafkaTool(t, "", "kafka-topics.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props,
-		"--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")
-	kafkaTool(t, "java-secret\n", "kafka-console-producer.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props, "--topic", topic)
-	res := kafkaTool(t, "", "kafka-console-consumer.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props,
-		"--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "30000")
+	tool("", "kafka-topics.sh", "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")
+	tool("java-secret\n", "kafka-console-producer.sh", "--topic", topic)
+	res := tool("", "kafka-console-consumer.sh", "--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "30000")
 	if strings.TrimSpace(res.Stdout) != "java-secret" {
 		t.Errorf("consumed %q", res.Stdout)
 	}
-	res = kafkaTool(t, "", "kafka-topics.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props, "--describe", "--topic", topic)
+	res = tool("", "kafka-topics.sh", "--describe", "--topic", topic)
 	if !strings.Contains(res.Stdout, "PartitionCount: 1") {
 		t.Errorf("kafka-topics --describe does not show %s:\n%s", topic, res.Stdout)
 	}
@@ -283,13 +288,11 @@ func TestSecurityKafkajsClientCertificate(t *testing.T) {
 	kafkajsRoundTrip(t, env, "--ca", ca.CertFile, "--cert", client.CertFile, "--key", client.KeyFile)
 }
 
-// franz-go with OAUTHBEARER and an Iggy personal access token that expires long before
-// SASL_SESSION_LIFETIME: the token works while valid, the session is capped by its expiry, and
-// once it has expired the client's re-authentication is refused on the same connection.
-func TestSecurityFranzOAuthBearer(t *testing.T) {
-	securityScenario(t, franzFamily, CellSASL)
-	const tokenLife = 4 * time.Second
-	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true", "IGGY_KAFKA_SASL_SESSION_LIFETIME=1h")
+// iggyUserToken creates an Iggy user (iggyUser) and a personal access token of it called name
+// that expires after life, and returns the user, a connection logged in as the user (closed
+// at the end of the test) and the token.
+func iggyUserToken(t *testing.T, env *Env, name string, life time.Duration) (string, *iggy.Conn, string) {
+	t.Helper()
 	user, password := iggyUser(t, env, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -297,12 +300,64 @@ func TestSecurityFranzOAuthBearer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := owner.CreatePAT(ctx, "kafka", uint64(tokenLife.Microseconds()))
-	owner.Close()
+	t.Cleanup(func() { owner.Close() })
+	token, err := owner.CreatePAT(ctx, name, uint64(life.Microseconds()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return user, owner, token
+}
+
+// The Java CLI tools and AdminClient with OAUTHBEARER and an Iggy personal access token,
+// through the login callback handler docs/SECURITY.md ships (docs/examples), compiled here
+// against the suite's kafka-clients jar; a deleted token is refused.
+func TestSecurityJavaOAuthBearer(t *testing.T) {
+	securityScenario(t, javaFamily, CellSASL)
+	if _, err := exec.LookPath("javac"); err != nil {
+		t.Fatal("javac not in PATH: it compiles the login callback handler (a JDK, as Maven needs)")
+	}
+	jars, _ := filepath.Glob(filepath.Join(rootPath(javaLibDir), "kafka-clients-*.jar"))
+	if len(jars) != 1 {
+		t.Fatalf("kafka-clients jars in %s: %v", javaLibDir, jars)
+	}
+	classes := t.TempDir()
+	mustRun(t, Cmd{Name: "javac", Args: []string{"-cp", jars[0], "-d", classes, rootPath("docs/examples/IggyTokenLoginCallbackHandler.java")},
+		Timeout: 90 * time.Second})
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
+	user, owner, token := iggyUserToken(t, env, "java", time.Hour)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	props := func(token string) string {
+		return clientProperties(t, "security.protocol=SASL_PLAINTEXT", "sasl.mechanism=OAUTHBEARER",
+			"sasl.login.callback.handler.class=IggyTokenLoginCallbackHandler",
+			`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required token="`+token+`" lifetimeSeconds="3600";`)
+	}
+	classpath := "CLASSPATH=" + classes
+	javaRoundTrip(t, env, props(token), classpath)
+	if !strings.Contains(env.gateway.Output.String(), "mechanism=OAUTHBEARER user="+user) {
+		t.Error("the gateway log does not name the token's user")
+	}
+	if err := owner.DeletePAT(ctx, "java"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := javaCmd("", "kafka-topics.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props(token), "--list")
+	cmd.Env = append(cmd.Env, classpath)
+	if res := runCmd(t, cmd); res.ExitCode == 0 || !strings.Contains(res.Stdout+res.Stderr, "Authentication failed") {
+		t.Errorf("kafka-topics with a deleted token: exit %d\nstdout:\n%s\nstderr:\n%s", res.ExitCode, indent(res.Stdout), indent(res.Stderr))
+	}
+}
+
+// franz-go with OAUTHBEARER and an Iggy personal access token that expires long before
+// SASL_SESSION_LIFETIME: the token works while valid, the session is capped by its expiry, and
+// once it has expired the client's re-authentication is refused on the same connection.
+func TestSecurityFranzOAuthBearer(t *testing.T) {
+	securityScenario(t, franzFamily, CellSASL)
+	const tokenLife = 4 * time.Second
+	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true", "IGGY_KAFKA_SASL_SESSION_LIFETIME=1h")
+	user, _, token := iggyUserToken(t, env, "kafka", tokenLife)
 	expires := time.Now().Add(tokenLife)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	topic := env.CreateTopic(t, 1)
 	bearer := kgo.SASL(oauth.Auth{Token: token}.AsMechanism())
 	producer := env.Kgo(t, bearer)
@@ -322,7 +377,7 @@ func TestSecurityFranzOAuthBearer(t *testing.T) {
 		t.Error("the gateway log does not name the token's user")
 	}
 	time.Sleep(time.Until(expires) + 200*time.Millisecond)
-	err = producer.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("after expiry")}).FirstErr()
+	err := producer.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("after expiry")}).FirstErr()
 	if !errors.Is(err, kerr.SaslAuthenticationFailed) {
 		t.Errorf("produce after the token expired: err = %v, want SASL_AUTHENTICATION_FAILED", err)
 	}
