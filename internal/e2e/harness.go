@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
 
 // kafkaStream is the Iggy stream the harness's gateways map Kafka topics to.
@@ -245,6 +246,9 @@ func (e *Env) CreateTopic(t testing.TB, partitions int) string {
 		if err := e.iggy.createTopic(ctx, name, partitions); err != nil {
 			t.Fatalf("create Iggy topic %s/%s: %v", kafkaStream, name, err)
 		}
+		e.iggy.leaveNothing(t, "topic "+name, func(ctx context.Context, c *iggy.Client) error {
+			return c.DeleteTopic(ctx, iggy.Name(kafkaStream), iggy.Name(name))
+		})
 		return name
 	}
 	adm := e.Admin(t)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
@@ -76,6 +77,27 @@ func (b *iggyBackend) createTopic(ctx context.Context, name string, partitions i
 	}
 	_, err = c.CreateTopic(ctx, iggy.Name(kafkaStream), name, uint32(partitions), iggy.TopicOptions{})
 	return err
+}
+
+// leaveNothing deletes what a test created on a real Iggy server when the test ends (del
+// names it), so that repeated runs against one server do not pile up topics and users; the
+// in-memory server goes away with the run. Failures are logged, not fatal: the test's
+// verdict is already made.
+func (b *iggyBackend) leaveNothing(t testing.TB, what string, del func(context.Context, *iggy.Client) error) {
+	if b.server != nil {
+		return
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := b.iggyClient(ctx)
+		if err == nil {
+			err = del(ctx, c)
+		}
+		if err != nil {
+			t.Logf("cleanup: deleting %s from the Iggy server: %v", what, err)
+		}
+	})
 }
 
 func (b *iggyBackend) close() {

@@ -71,6 +71,9 @@ func iggyUser(t *testing.T, env *Env, perms *wire.Permissions) (name, password s
 	if _, err := cl.CreateUser(ctx, name, password, wire.UserActive, perms); err != nil {
 		t.Fatalf("create Iggy user %s: %v", name, err)
 	}
+	env.iggy.leaveNothing(t, "user "+name, func(ctx context.Context, c *iggy.Client) error {
+		return c.DeleteUser(ctx, iggy.Name(name))
+	})
 	return name, password
 }
 
