@@ -5,7 +5,7 @@
 #          Kafka Streams (e2e/streams/pom.xml, Maven Central) -> e2e/streams/lib
 #          Kafka Connect, MirrorMaker 2 (e2e/connect/pom.xml)     -> e2e/connect/lib
 #   kcat   Debian package                                                -> PATH
-#   Python confluent-kafka, apache-iggy (e2e/python/requirements.txt)    -> .cache/venv
+#   Python confluent-kafka, kafka-python, apache-iggy (e2e/python/requirements.txt) -> .cache/venv
 #          aiokafka, quixstreams (e2e/python/frameworks-requirements.txt) -> .cache/venv-frameworks
 #   Node   kafkajs (e2e/node/package.json + package-lock.json, npm ci)   -> e2e/node/node_modules
 #   Go     franz-go, sarama, kafka-go (go.mod)                           -> Go module cache

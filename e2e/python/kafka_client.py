@@ -4,10 +4,11 @@ Each command performs client operations against --bootstrap and prints what the 
 one JSON document on stdout; the Go test asserts it. Errors raise (non-zero exit).
 """
 
-import argparse
 import json
 import sys
 import time
+
+import client_cli
 
 from confluent_kafka import (OFFSET_BEGINNING, Consumer, KafkaException, Producer,
                              TopicPartition)
@@ -159,21 +160,6 @@ def cmd_admin(a):
     return out
 
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["metadata", "produce-consume", "group", "admin"])
-    p.add_argument("--bootstrap", required=True)
-    p.add_argument("--topic")
-    p.add_argument("--topics", nargs="*", default=[])
-    p.add_argument("--codec", default="none")
-    p.add_argument("--group")
-    p.add_argument("--partitions", type=int, default=1)
-    a = p.parse_args()
-    handler = {"metadata": cmd_metadata, "produce-consume": cmd_produce_consume,
-               "group": cmd_group, "admin": cmd_admin}[a.command]
-    json.dump(handler(a), sys.stdout)
-    sys.stdout.write("\n")
-
-
 if __name__ == "__main__":
-    main()
+    client_cli.main({"metadata": cmd_metadata, "produce-consume": cmd_produce_consume,
+                     "group": cmd_group, "admin": cmd_admin})

@@ -114,6 +114,19 @@ var pythonFamily = Family{Name: "python", Detect: sync.OnceValues(func() (string
 	return "confluent-kafka " + f[0] + " (librdkafka " + f[1] + ")", ""
 })}
 
+// kafkaPythonFamily is kafka-python, a pure-Python client with protocol code of its own, in the
+// same virtualenv as confluent-kafka.
+var kafkaPythonFamily = Family{Name: "kafka-python", Detect: sync.OnceValues(func() (string, string) {
+	if _, err := os.Stat(pythonBin()); err != nil {
+		return "", "no virtualenv at " + pythonVenv
+	}
+	out, err := exec.Command(pythonBin(), "-c", "import importlib.metadata as m, kafka; print(m.version('kafka-python'))").CombinedOutput()
+	if err != nil {
+		return "", "kafka-python not importable from " + pythonVenv + ": " + strings.TrimSpace(string(out))
+	}
+	return "kafka-python " + strings.TrimSpace(string(out)), ""
+})}
+
 var kafkajsFamily = Family{Name: "kafkajs", Detect: sync.OnceValues(func() (string, string) {
 	if _, err := exec.LookPath("node"); err != nil {
 		return "", "node not in PATH"

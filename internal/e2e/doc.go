@@ -13,6 +13,7 @@
 //	java      e2e/bin/kafka-*.sh wrappers over e2e/java/lib (Kafka tools from Maven Central), java
 //	kcat      kcat in PATH (Debian package)
 //	python    confluent-kafka in the virtualenv .cache/venv
+//	kafka-python  kafka-python (and its codec libraries) in the same virtualenv
 //	kafkajs   e2e/node/node_modules (npm ci), node
 //	franz-go, sarama, kafka-go: Go modules, always available
 //

@@ -22,7 +22,7 @@ var clientLimits = map[string]map[Cell]string{
 }
 
 // familyOrder is the row order of the report.
-var familyOrder = []string{"java", "kcat", "python", "franz-go", "sarama", "kafka-go", "kafkajs"}
+var familyOrder = []string{"java", "kcat", "python", "kafka-python", "franz-go", "sarama", "kafka-go", "kafkajs"}
 
 // frameworkOrder is the row order of the frameworks table: applications built on Kafka
 // clients (Kafka Streams, Connect, ...), reported per scenario rather than per cell.

@@ -18,8 +18,9 @@ type scriptClient struct {
 }
 
 var (
-	pythonScript  = scriptClient{interpreter: pythonBin, script: pythonDir + "/kafka_client.py"}
-	kafkajsScript = scriptClient{interpreter: func() string { return "node" }, script: nodeDir + "/kafka_client.js",
+	pythonScript      = scriptClient{interpreter: pythonBin, script: pythonDir + "/kafka_client.py"}
+	kafkaPythonScript = scriptClient{interpreter: pythonBin, script: pythonDir + "/kafka_python_client.py"}
+	kafkajsScript     = scriptClient{interpreter: func() string { return "node" }, script: nodeDir + "/kafka_client.js",
 		env: []string{"KAFKAJS_NO_PARTITIONER_WARNING=1"}}
 )
 
