@@ -381,16 +381,20 @@ func (s *partState) observeLocked(p *iggy.Partition) (suspect bool) {
 // partition was truncated: it returns the known end (from) and where the log now continues
 // (to: the fresh end, or the lowest offset written since, if lower), and the state takes the
 // fresh offsets. Writes confirmed while the read was on its way may have raised the known
-// high watermark past what the read could see: they are no evidence of a truncation.
+// high watermark past what the read could see: they are no evidence of a truncation. Nor is a
+// drop that another read confirmed while this one was on its way (the offset probes after a
+// reconnect and a Fetch may both notice one truncation): the state already ends lower than
+// known, and only a log ending below that is a further truncation.
 func (s *partState) confirmDrop(p *iggy.Partition, known uint64) (from, to uint64, truncated bool) {
 	hw := highWatermark(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if (s.createdAt != 0 && s.createdAt != p.CreatedAt) || hw >= known {
+	from = min(known, s.hw) // only confirmDrop lowers s.hw below a known end
+	if (s.createdAt != 0 && s.createdAt != p.CreatedAt) || hw >= from {
 		s.observeLocked(p)
 		return 0, 0, false
 	}
-	from, to = known, hw
+	to = hw
 	if s.wrote {
 		to = min(to, s.lowWrite)
 	}

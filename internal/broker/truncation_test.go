@@ -204,3 +204,27 @@ func TestConfirmDropIgnoresWritesDuringTheRead(t *testing.T) {
 		t.Errorf("a log ending at 60 after 110 was known: truncated %v from %d to %d", truncated, from, to)
 	}
 }
+
+// Two reads that notice the same drop at once (the offset probes after a reconnect and a
+// Fetch) both knew the old end when they were sent: the truncation is counted once, and only
+// a log that ends lower still is a second one.
+func TestConfirmDropCountsOneTruncationOnce(t *testing.T) {
+	at := func(hw uint64) *iggy.Partition {
+		return &iggy.Partition{CreatedAt: 1, CurrentOffset: hw - 1, MessagesCount: hw}
+	}
+	var st partState
+	st.observe(at(2000))
+	known := st.highWatermark() // both reads are sent knowing 2000
+	if from, to, truncated := st.confirmDrop(at(1500), known); !truncated || from != 2000 || to != 1500 {
+		t.Fatalf("first confirmation: truncated %v from %d to %d, want 2000 → 1500", truncated, from, to)
+	}
+	if _, _, truncated := st.confirmDrop(at(1500), known); truncated {
+		t.Error("the second read of the same drop counted it again")
+	}
+	if from, to, truncated := st.confirmDrop(at(1200), known); !truncated || from != 1500 || to != 1200 {
+		t.Errorf("a further drop: truncated %v from %d to %d, want 1500 → 1200", truncated, from, to)
+	}
+	if hw := st.highWatermark(); hw != 1200 {
+		t.Errorf("high watermark %d, want 1200", hw)
+	}
+}
