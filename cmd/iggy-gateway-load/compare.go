@@ -188,11 +188,12 @@ func (b *bench) round(ctx context.Context, n int, legs []leg) ([]*legResult, err
 	return out, b.deleteTopics()
 }
 
-// measureFloor relays as many bytes as a produce leg moves (floor.go).
+// measureFloor relays as many bytes as a produce leg moves (floor.go), and at least
+// minFloorBytes.
 func (b *bench) measureFloor(ctx context.Context) *legResult {
 	fmt.Fprintf(b.progress, "  %s\n", legSocketFloor)
 	r := newLegResult(legSocketFloor)
-	f, err := measureSocketFloor(ctx, int64(b.o.Records)*int64(b.o.RecordSize))
+	f, err := measureSocketFloor(ctx, max(int64(b.o.Records)*int64(b.o.RecordSize), minFloorBytes))
 	r.Floor, r.Err, r.Bytes = &f, err, f.Bytes
 	return r
 }

@@ -91,7 +91,7 @@ func TestCompareRunsEveryLeg(t *testing.T) {
 	if floors := res.leg(legSocketFloor); len(floors) != o.Rounds || floors[0].Floor == nil || floors[0].Floor.Bytes < int64(o.Records*o.RecordSize) {
 		t.Errorf("socket floor: %d measurements, first %+v", len(floors), floors[0].Floor)
 	}
-	for _, want := range []string{"gateway/direct produce rate", "socket floor (", "gateway produce CPU per GB:", "gateway/direct consume rate", "idempotence on/off produce rate (same gateway, same run)", "verified 3000 records in each of 2 round(s)", "when the machine's CPUs are the limit", "at a fixed rate"} {
+	for _, want := range []string{"gateway/direct produce rate", "records/s by round (thousands):\n  produce gateway: ", "socket floor (", "gateway produce CPU per GB:", "gateway/direct consume rate", "idempotence on/off produce rate (same gateway, same run)", "verified 3000 records in each of 2 round(s)", "when the machine's CPUs are the limit", "at a fixed rate"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report without %q:\n%s", want, out.String())
 		}

@@ -25,6 +25,10 @@ const (
 	// floorRing is how many frames the relay cycles through: resident memory, written
 	// before, like pooled frames, and more than the CPU caches hold, like the gateway's.
 	floorRing = 32
+	// minFloorBytes is the least a floor measurement relays: tens of milliseconds of CPU, so
+	// that the thread's CPU time, which the kernel brings up to date only every few
+	// milliseconds, is measured rather than rounded away.
+	minFloorBytes = 64 << 20
 )
 
 // socketFloor is the relay's CPU for Bytes bytes: in its reads and in its writes.

@@ -170,6 +170,7 @@ func printReport(w io.Writer, r *result) {
 			ms(s.Requests.P50), ms(s.Requests.P99), ms(s.Requests.P999), s.PerRequest, gwCPU, gwRSS, iggyCPU, s.ToolCPUPerGB)
 	}
 	tw.Flush()
+	printRoundRates(w, r, names)
 
 	if s, ok := sums[legProduceGateway]; ok && s.Records.N > 0 {
 		p := s.Records
@@ -243,6 +244,30 @@ func printReport(w io.Writer, r *result) {
 	}
 	if r.TeardownErr != nil {
 		fmt.Fprintf(w, "FAILED: %v\n", r.TeardownErr)
+	}
+}
+
+// printRoundRates prints each throughput leg's records/s in every round, in thousands, so that
+// drift over a run (a broker warming up, a busy machine) shows beside the medians.
+func printRoundRates(w io.Writer, r *result, names []string) {
+	if len(r.Rounds) < 2 {
+		return
+	}
+	fmt.Fprintln(w, "\nrecords/s by round (thousands):")
+	for _, name := range names {
+		if isPaced(name) || name == legSocketFloor {
+			continue
+		}
+		each := make([]string, 0, len(r.Rounds))
+		for _, l := range r.leg(name) {
+			if l.Err != nil {
+				each = append(each, "failed")
+				continue
+			}
+			recs, _ := l.rate()
+			each = append(each, fmt.Sprintf("%.0f", recs/1000))
+		}
+		fmt.Fprintf(w, "  %s: %s\n", name, strings.Join(each, " "))
 	}
 }
 
