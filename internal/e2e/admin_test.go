@@ -19,6 +19,35 @@ import (
 // Topic administration and configs beyond the basic admin scenarios: what reaches Iggy, what
 // is refused and how, broker configs, auto-creation.
 
+// checkCleanupPolicy fails t unless DescribeConfigs reports each topic of want with the
+// cleanup.policy it maps to (frameworks create their internal topics with one).
+func checkCleanupPolicy(ctx context.Context, t *testing.T, adm *kadm.Client, want map[string]string) {
+	t.Helper()
+	topics := make([]string, 0, len(want))
+	for topic := range want {
+		topics = append(topics, topic)
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for topic, policy := range want {
+		rc, err := rcs.On(topic, nil)
+		if err != nil || rc.Err != nil {
+			t.Fatalf("describe %s: %v %v", topic, err, rc.Err)
+		}
+		got := "(not reported)"
+		for _, c := range rc.Configs {
+			if c.Key == "cleanup.policy" {
+				got = c.MaybeValue()
+			}
+		}
+		if got != policy {
+			t.Errorf("%s cleanup.policy = %s, want %s", topic, got, policy)
+		}
+	}
+}
+
 // TestJavaTopicAdmin runs kafka-topics.sh and kafka-configs.sh against the gateway and checks
 // the Iggy topics behind what they show.
 func TestJavaTopicAdmin(t *testing.T) {

@@ -337,17 +337,8 @@ func connectFilePipeline(t *testing.T, env *Env) {
 	}
 
 	// Connect created its internal topics compacted, as it requires.
-	rcs, err := adm.DescribeTopicConfigs(ctx, props["config.storage.topic"], props["offset.storage.topic"], props["status.storage.topic"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rc := range rcs {
-		for _, c := range rc.Configs {
-			if c.Key == "cleanup.policy" && c.MaybeValue() != "compact" {
-				t.Errorf("%s cleanup.policy = %q, want compact", rc.Name, c.MaybeValue())
-			}
-		}
-	}
+	checkCleanupPolicy(ctx, t, adm, map[string]string{props["config.storage.topic"]: "compact",
+		props["offset.storage.topic"]: "compact", props["status.storage.topic"]: "compact"})
 
 	// Restart: the connectors resume from their stored offsets.
 	w.stop()

@@ -154,17 +154,11 @@ func quixWordCount(t *testing.T, env *Env) {
 	if len(changelogs) == 0 {
 		t.Fatalf("no changelog topic for group %s in %v", group, topics.Names())
 	}
-	rcs, err := adm.DescribeTopicConfigs(ctx, changelogs...)
-	if err != nil {
-		t.Fatal(err)
+	compacted := map[string]string{}
+	for _, name := range changelogs {
+		compacted[name] = "compact"
 	}
-	for _, rc := range rcs {
-		for _, c := range rc.Configs {
-			if c.Key == "cleanup.policy" && c.MaybeValue() != "compact" {
-				t.Errorf("%s cleanup.policy = %q, want compact", rc.Name, c.MaybeValue())
-			}
-		}
-	}
+	checkCleanupPolicy(ctx, t, adm, compacted)
 	if n := topicRecords(ctx, t, adm, changelogs[len(changelogs)-1]); n == 0 {
 		t.Errorf("changelog %s is empty", changelogs[len(changelogs)-1])
 	}

@@ -176,21 +176,7 @@ func streamsWordCount(t *testing.T, env *Env) {
 
 	// Streams created its internal topics with its configs, reported back as asked.
 	repartition, changelog := appID+"-counts-repartition", appID+"-counts-changelog"
-	rcs, err := adm.DescribeTopicConfigs(ctx, changelog, repartition)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for topic, want := range map[string]string{changelog: "compact", repartition: "delete"} {
-		rc, err := rcs.On(topic, nil)
-		if err != nil || rc.Err != nil {
-			t.Fatalf("describe %s: %v %v", topic, err, rc.Err)
-		}
-		for _, c := range rc.Configs {
-			if c.Key == "cleanup.policy" && c.MaybeValue() != want {
-				t.Errorf("%s cleanup.policy = %q, want %q", topic, c.MaybeValue(), want)
-			}
-		}
-	}
+	checkCleanupPolicy(ctx, t, adm, map[string]string{changelog: "compact", repartition: "delete"})
 	// The repartition topic is purged up to what was processed.
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -32,6 +32,17 @@ func produceWith(b byte, size int) *kmsg.ProduceRequest {
 	return req
 }
 
+// sendDistinctProduces sends n Produce requests in pooled frames, request i carrying
+// MinSize+i bytes of byte(i) each answered before the next.
+func sendDistinctProduces(c *client, n int) {
+	for i := range n {
+		c.send(produceWith(byte(i), bufpool.MinSize+i), int32(i+1))
+		resp := kmsg.NewPtrProduceResponse()
+		resp.Version = 9
+		c.readResponse(resp)
+	}
+}
+
 func recordsOf(req kmsg.Request) []byte {
 	return req.(*kmsg.ProduceRequest).Topics[0].Partitions[0].Records
 }
@@ -81,14 +92,7 @@ func TestFramesKeptByTheirHandler(t *testing.T) {
 		return req.ResponseKind(), nil
 	}
 	s := startServer(t, routes{0: {3, 9, Handler{Serve: serve}}}, nil)
-	c := dial(t, s.addr)
-	const n = 40
-	for i := range n {
-		c.send(produceWith(byte(i), bufpool.MinSize+i), int32(i+1))
-		resp := kmsg.NewPtrProduceResponse()
-		resp.Version = 9
-		c.readResponse(resp)
-	}
+	sendDistinctProduces(dial(t, s.addr), 40)
 	time.Sleep(10 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
@@ -116,14 +120,7 @@ func TestTakenFrameIsNotReused(t *testing.T) {
 		return req.ResponseKind(), nil
 	}
 	s := startServer(t, routes{0: {3, 9, Handler{Serve: serve, FrameReusable: true}}}, nil)
-	c := dial(t, s.addr)
-	const n = 40
-	for i := range n {
-		c.send(produceWith(byte(i), bufpool.MinSize+i), int32(i+1))
-		resp := kmsg.NewPtrProduceResponse()
-		resp.Version = 9
-		c.readResponse(resp)
-	}
+	sendDistinctProduces(dial(t, s.addr), 40)
 	if msg := bad.Load(); msg != nil {
 		t.Fatal(msg)
 	}
