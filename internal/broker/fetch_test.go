@@ -487,7 +487,7 @@ func TestPollCount(t *testing.T) {
 		sure      bool
 		count     uint32
 	}{
-		{"sure size fills the limit in one poll", 1 << 20, 1040, 1 << 20, true, 1009},
+		{"sure size fills the limit in one poll, with an eighth to spare", 1 << 20, 1040, 1 << 20, true, 1008 + 126 + 1},
 		{"unsure size starts small", 1 << 20, 1040, 1 << 20, false, firstPollCount},
 		{"no more than available", 1 << 20, 1040, 10, true, 10},
 		{"capped per poll", 64 << 20, 100, 1 << 30, true, maxPollCount},
@@ -498,5 +498,49 @@ func TestPollCount(t *testing.T) {
 		if got := pollCount(tt.want, tt.size, tt.available, tt.sure); got != tt.count {
 			t.Errorf("%s: pollCount = %d, want %d", tt.name, got, tt.count)
 		}
+	}
+}
+
+// pollCounter counts the reading polls (by offset) made through it.
+type pollCounter struct {
+	iggy.API
+	reads atomic.Int64
+}
+
+func (c *pollCounter) PollMessages(ctx context.Context, req iggy.PollRequest) (*iggy.Polled, error) {
+	if req.Strategy.Kind == iggy.PollOffset {
+		c.reads.Add(1)
+	}
+	return c.API.PollMessages(ctx, req)
+}
+
+// A fetch of stored records polls Iggy once per partition: a poll costs the Iggy server far
+// more than the messages in it, and counts made from the messages' stored sizes (the
+// gateway's own headers included) used to fall short of the byte limit by a few records,
+// which took a second poll of their own.
+func TestFetchPollsOncePerPartition(t *testing.T) {
+	var pc *pollCounter
+	g := startGateway(t, gatewayOpts{bridge: true, env: []string{"IGGY_KAFKA_TAIL_CACHE_BYTES=0"},
+		wrap: func(a iggy.API) iggy.API { pc = &pollCounter{API: a}; return pc }})
+	g.mkTopic("kafka", "p", 1)
+	values := make([][]byte, 4000)
+	for i := range values {
+		values[i] = bytes.Repeat([]byte{byte('a' + i%26)}, 900+i%200)
+	}
+	g.produceValues(t, "p", 0, values...)
+	ctx := ctxT(t)
+	offset := int64(0)
+	for fetch := 0; offset < int64(len(values)); fetch++ {
+		before := pc.reads.Load()
+		p := g.fetchResp(t, ctx, fetchPartitionsReq(12, "p", offset, 0)).Topics[0].Partitions[0]
+		recs := fetchedFrom(t, &p, offset)
+		if len(recs) == 0 {
+			t.Fatalf("fetch %d at offset %d: no records (code %d)", fetch, offset, p.ErrorCode)
+		}
+		// The first fetch learns the partition's sizes with a small poll first.
+		if polls := pc.reads.Load() - before; fetch > 0 && polls != 1 {
+			t.Errorf("fetch %d at offset %d (%d records): %d polls, want 1", fetch, offset, len(recs), polls)
+		}
+		offset = recs[len(recs)-1].Offset + 1
 	}
 }

@@ -174,6 +174,7 @@ type partState struct {
 	logStart      uint64
 	logStartUntil time.Time // logStart is trusted until then
 	avgSize       int       // bytes of payload and headers per message recently; 0 unknown
+	recordSize    int       // bytes per record in the Kafka batches Fetch built recently; 0 unknown
 	waiters       map[*waiter]struct{}
 	// topicID and topicCreated identify the partition's topic as last resolved (when
 	// topicKnown), so that a Fetch answered from known offsets finds the topic's stored rules,
@@ -488,6 +489,32 @@ func (s *partState) noteSizesLocked(bytes, n int) {
 	} else {
 		s.avgSize = (3*s.avgSize + sample) / 4
 	}
+}
+
+// noteRecordSize records that the read path mapped n messages into bytes of Kafka batch. It
+// is what sizes the next polls of the partition: a record is smaller than the message it came
+// from (the gateway's own Iggy headers stay behind), so counts from message sizes fall short
+// of a fetch's byte limit and take a second poll for the rest.
+func (s *partState) noteRecordSize(bytes, n int) {
+	if n <= 0 {
+		return
+	}
+	sample := max(bytes/n, 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.recordSize == 0 {
+		s.recordSize = sample
+	} else {
+		s.recordSize = (3*s.recordSize + sample) / 4
+	}
+}
+
+// batchRecordSize is the recent size of a record in the batches Fetch built, 0 when none was
+// built yet.
+func (s *partState) batchRecordSize() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recordSize
 }
 
 // highWatermark is one past the last offset of p. Iggy reports the last offset, and 0 both
