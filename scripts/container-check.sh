@@ -197,7 +197,13 @@ kafka_port=$(free_port)
 metrics_port=$(free_port)
 dev_iggy_port=$(free_port)
 step "gateway image on host networking, dev mode (Kafka 127.0.0.1:$kafka_port)"
-docker run -d --name "$run_id-gw" --network host \
+# A memory limit, where this dockerd can set one: the gateway must size its tail cache and the
+# Go runtime's soft limit from the container's limit, not from the machine's RAM.
+memory_args=()
+if [ "$(docker info --format '{{.MemoryLimit}}' 2>/dev/null)" = true ]; then
+  memory_args=(--memory 512m)
+fi
+docker run -d --name "$run_id-gw" --network host "${memory_args[@]}" \
   -e IGGY_KAFKA_DEV=true -e IGGY_KAFKA_AUTO_CREATE_TOPICS_ENABLED=true \
   -e IGGY_KAFKA_BIND_ADDR="127.0.0.1:$kafka_port" \
   -e IGGY_KAFKA_METRICS_ADDR="127.0.0.1:$metrics_port" \
@@ -208,6 +214,16 @@ if ! wait_for 60 "gateway ready" "$ctx/iggy-healthcheck" "http://127.0.0.1:$metr
   fail "the gateway container did not become ready within 60s (its log is above)"
 fi
 produce_consume "127.0.0.1:$kafka_port" container-check
+if [ ${#memory_args[@]} -gt 0 ]; then
+  gw_log=$(docker logs "$run_id-gw" 2>&1)
+  for want in 'msg="tail cache sized from memory" bytes=134217728' 'msg="Go runtime memory limit set from the cgroup'"'"'s" limit_bytes=483183820'; do
+    grep -qF "$want" <<<"$gw_log" || fail "under a 512 MiB container limit the gateway's log lacks: $want
+$(grep -i memory <<<"$gw_log")"
+  done
+  echo "    under a 512 MiB limit: tail cache 128 MiB, Go runtime soft limit 90% of the limit"
+else
+  echo "    this dockerd cannot limit memory: the memory-derived sizes were not checked"
+fi
 docker rm -f "$run_id-gw" >/dev/null
 
 # --- 5. Compose with the memserver override: the README quick start -------------------------

@@ -56,8 +56,10 @@ type Config struct {
 	// its producer state before its first idempotent write (docs/IDEMPOTENCE.md §4).
 	ProducerRebuildMessages int
 	// TailCacheBytes bounds the tail cache of recently written batches (internal/tailcache);
-	// 0 turns it off.
-	TailCacheBytes int
+	// 0 turns it off. By default ("auto") it is sized from the memory the process may use
+	// (TailCacheAuto), and TailCacheSizedFrom says from what; it is empty when the size was set.
+	TailCacheBytes     int
+	TailCacheSizedFrom string
 	// CoordinatorLog is "auto", "true" or "false": whether the gateways share group
 	// coordination through the coordinator log's ownership (docs/DEPLOYMENT.md).
 	CoordinatorLog string
