@@ -520,13 +520,10 @@ type partitionReader interface {
 type iggyReader struct{ b *Broker }
 
 func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchEncoder) int16 {
-	b, next, size, perRecord := ir.b, r.from, r.size, r.recordSize
+	b, next, size, recordSize := ir.b, r.from, r.size, r.recordSize
 	s := b.storage(r.cc)
 	for round := 0; round < maxPollRounds && next < r.hw && (enc.Len() == 0 || enc.Size() < r.limit); round++ {
-		if perRecord == 0 {
-			perRecord = size
-		}
-		count := pollCount(r.limit-enc.Size(), perRecord, r.hw-next, r.sizeKnown || round > 0)
+		count := pollCount(r.limit-enc.Size(), countingSize(size, recordSize), r.hw-next, r.sizeKnown || round > 0)
 		sizeBefore := enc.Size()
 		polled, err := s.PollMessages(ctx, r.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
 		if err != nil {
@@ -573,7 +570,7 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 		if polledCount > 0 {
 			size = r.st.messageSize(size)
 			r.st.noteRecordSize(enc.Size()-sizeBefore, polledCount)
-			perRecord = r.st.batchRecordSize()
+			recordSize = r.st.batchRecordSize()
 		}
 		empty := len(polled.Messages) == 0
 		polled.Release() // the records hold copies of what they need
@@ -592,6 +589,16 @@ func (fp *fetchPart) keepRecords(buf []byte) {
 		return
 	}
 	fp.out.RecordBatches, fp.buf = buf, buf
+}
+
+// countingSize is the size to count a poll's messages by, from a partition's recent stored
+// message size and the size its records took in recent Kafka batches (0: none yet). A record
+// is smaller than its message by the gateway's own Iggy headers, so the record size fills a
+// fetch in one poll; but only the stored size rises at once when larger messages are written
+// (noteSizes), so it bounds the count from below by seven eighths of it: a record size learnt
+// from small records must not ask for thousands of messages that have since grown large.
+func countingSize(stored, record int) int {
+	return max(record, stored-stored/8)
 }
 
 // pollCount is how many messages to ask Iggy for to fill about want bytes with records of

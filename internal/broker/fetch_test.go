@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -501,15 +502,22 @@ func TestPollCount(t *testing.T) {
 	}
 }
 
-// pollCounter counts the reading polls (by offset) made through it.
+// pollCounter counts the reading polls (by offset) made through it, and their largest count.
 type pollCounter struct {
 	iggy.API
-	reads atomic.Int64
+	reads   atomic.Int64
+	largest atomic.Int64 // the largest count asked for
 }
 
 func (c *pollCounter) PollMessages(ctx context.Context, req iggy.PollRequest) (*iggy.Polled, error) {
 	if req.Strategy.Kind == iggy.PollOffset {
 		c.reads.Add(1)
+		for n := int64(req.Count); ; {
+			old := c.largest.Load()
+			if n <= old || c.largest.CompareAndSwap(old, n) {
+				break
+			}
+		}
 	}
 	return c.API.PollMessages(ctx, req)
 }
@@ -542,5 +550,44 @@ func TestFetchPollsOncePerPartition(t *testing.T) {
 			t.Errorf("fetch %d at offset %d (%d records): %d polls, want 1", fetch, offset, len(recs), polls)
 		}
 		offset = recs[len(recs)-1].Offset + 1
+	}
+}
+
+// Poll counts follow a partition's messages when they grow: a record size learnt from small
+// records must not ask Iggy for thousands of the large messages written since.
+func TestFetchPollCountAfterMessagesGrow(t *testing.T) {
+	var pc *pollCounter
+	g := startGateway(t, gatewayOpts{bridge: true, env: []string{"IGGY_KAFKA_TAIL_CACHE_BYTES=0"},
+		wrap: func(a iggy.API) iggy.API { pc = &pollCounter{API: a}; return pc }})
+	g.mkTopic("kafka", "grow", 1)
+	small := make([][]byte, 2000)
+	for i := range small {
+		small[i] = []byte("small record " + strconv.Itoa(i))
+	}
+	g.produceValues(t, "grow", 0, small...)
+	ctx := ctxT(t)
+	for offset := int64(0); offset < int64(len(small)); {
+		p := g.fetchResp(t, ctx, fetchPartitionsReq(12, "grow", offset, 0)).Topics[0].Partitions[0]
+		recs := fetchedFrom(t, &p, offset)
+		if len(recs) == 0 {
+			t.Fatalf("no records at offset %d", offset)
+		}
+		offset = recs[len(recs)-1].Offset + 1
+	}
+	big := make([][]byte, 40) // 10 MiB
+	for i := range big {
+		big[i] = bytes.Repeat([]byte{byte(i)}, 256<<10)
+	}
+	for _, v := range big {
+		g.produceValues(t, "grow", 0, v)
+	}
+	pc.largest.Store(0)
+	p := g.fetchResp(t, ctx, fetchPartitionsReq(12, "grow", int64(len(small)), 0)).Topics[0].Partitions[0]
+	if recs := fetchedFrom(t, &p, int64(len(small))); len(recs) == 0 {
+		t.Fatal("no large records fetched")
+	}
+	// 1 MiB of 256 KiB records: 4, and 8 at most with what pollCount adds to spare.
+	if n := pc.largest.Load(); n > 8 {
+		t.Errorf("polled %d large messages at once for a 1 MiB fetch", n)
 	}
 }
