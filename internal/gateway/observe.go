@@ -101,7 +101,7 @@ func (g *Gateway) watchTailCache() {
 	g.metrics.WatchTailCache(func() metrics.TailCacheStats {
 		s := b.TailCacheStats()
 		return metrics.TailCacheStats{Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions, Resets: s.Resets,
-			Invalidations: s.Invalidations, Batches: s.Batches, Bytes: s.Bytes}
+			Invalidations: s.Invalidations, Batches: s.Batches, Bytes: s.Bytes, Limit: s.Limit}
 	})
 }
 

@@ -43,10 +43,14 @@ func TestMetricsReportTopicsPoolAndGroupLag(t *testing.T) {
 	if strings.Contains(body, "iggy_gateway_kafka_tail_cache_hits_total 0\n") {
 		t.Error("the consumer's reads were not counted as tail cache hits")
 	}
+	if strings.Contains(body, "iggy_gateway_kafka_tail_cache_limit_bytes 0\n") {
+		t.Error("the tail cache's limit (sized from memory) is reported as 0")
+	}
 	for _, want := range []string{
 		"iggy_gateway_kafka_tail_cache_batches 3\n",
 		"iggy_gateway_kafka_tail_cache_hits_total ",
 		"iggy_gateway_kafka_tail_cache_invalidations_total 0\n",
+		"iggy_gateway_kafka_tail_cache_limit_bytes ",
 		`iggy_gateway_kafka_consumer_group_lag_records{group="lagging"} 2`,
 		`iggy_gateway_kafka_consumer_group_committed_partitions{group="lagging"} 1`,
 		`iggy_gateway_kafka_produced_records_total{topic="` + topic + `"} 3`,

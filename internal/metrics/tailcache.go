@@ -5,7 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // TailCacheStats is what the tail cache reports (tailcache.Cache.Stats).
 type TailCacheStats struct {
 	Hits, Misses, Evictions, Resets, Invalidations uint64
-	Batches, Bytes                                 int
+	Batches, Bytes, Limit                          int
 }
 
 // WatchTailCache exports the tail cache's counters and contents (docs/PERFORMANCE.md, "Tail
@@ -25,6 +25,8 @@ func (m *Metrics) WatchTailCache(stats func() TailCacheStats) {
 		func() float64 { return float64(stats().Batches) })
 	m.gaugeFunc("tail_cache_bytes", "Bytes the tail cache holds, counted against IGGY_KAFKA_TAIL_CACHE_BYTES.",
 		func() float64 { return float64(stats().Bytes) })
+	m.gaugeFunc("tail_cache_limit_bytes", "Bytes the tail cache may hold: IGGY_KAFKA_TAIL_CACHE_BYTES, or the size derived from memory when it is auto.",
+		func() float64 { return float64(stats().Limit) })
 }
 
 // counterFunc registers a counter whose value fn reads at each scrape.

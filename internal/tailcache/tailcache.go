@@ -106,6 +106,7 @@ type Stats struct {
 	Hits, Misses  uint64 // Read calls that found or did not find the offset
 	Batches       int    // batches held
 	Bytes         int    // bytes held
+	Limit         int    // bytes it may hold
 	Evictions     uint64 // batches evicted for room
 	Resets        uint64 // runs restarted because a write did not continue them
 	Invalidations uint64
@@ -356,7 +357,7 @@ func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats
-	s.Batches, s.Bytes = c.order.Len(), c.bytes
+	s.Batches, s.Bytes, s.Limit = c.order.Len(), c.bytes, c.limit
 	return s
 }
 
