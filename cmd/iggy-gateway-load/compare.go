@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 )
 
 // result is one comparison run.
@@ -210,11 +212,24 @@ func (b *bench) describeGateway() string {
 	case !b.o.Gateway:
 		return "not used (--legs direct)"
 	case b.gw != nil && b.prof != nil:
-		return fmt.Sprintf("child pid %d at %s, built with the profiling hook", b.gwPID, b.gwAddr)
+		return fmt.Sprintf("child pid %d at %s, built with the profiling hook, %s", b.gwPID, b.gwAddr, tailCacheOf(b.o.GatewayEnv))
 	case b.gw != nil:
-		return fmt.Sprintf("child pid %d at %s", b.gwPID, b.gwAddr)
+		return fmt.Sprintf("child pid %d at %s, %s", b.gwPID, b.gwAddr, tailCacheOf(b.o.GatewayEnv))
 	case b.gwPID != 0:
 		return fmt.Sprintf("external at %s, pid %d", b.gwAddr, b.gwPID)
 	}
 	return fmt.Sprintf("external at %s (no --gateway-pid: CPU and RSS not measured)", b.gwAddr)
+}
+
+// tailCacheOf describes the tail cache of a gateway started here with env: its default is
+// sized from this machine's memory, so a report must say what it was.
+func tailCacheOf(env []string) string {
+	cfg, err := config.Load(nil, env)
+	if err != nil {
+		return "tail cache unknown (" + err.Error() + ")"
+	}
+	if cfg.TailCacheSizedFrom == "" {
+		return fmt.Sprintf("tail cache %d MiB (--gateway-env)", cfg.TailCacheBytes>>20)
+	}
+	return fmt.Sprintf("tail cache %d MiB (%s)", cfg.TailCacheBytes>>20, cfg.TailCacheSizedFrom)
 }

@@ -252,3 +252,17 @@ func checkPacedLegs(t *testing.T, res *result, names ...string) {
 		}
 	}
 }
+
+// The report says how large the started gateway's tail cache was: by default it depends on
+// the machine.
+func TestTailCacheOf(t *testing.T) {
+	if got := tailCacheOf([]string{"IGGY_KAFKA_TAIL_CACHE_BYTES=512MiB"}); got != "tail cache 512 MiB (--gateway-env)" {
+		t.Errorf("set: %q", got)
+	}
+	if got := tailCacheOf(nil); !strings.HasPrefix(got, "tail cache ") || !strings.Contains(got, "MiB (") {
+		t.Errorf("default: %q", got)
+	}
+	if got := tailCacheOf([]string{"IGGY_KAFKA_TAIL_CACHE_BYTES=lots"}); !strings.HasPrefix(got, "tail cache unknown") {
+		t.Errorf("bad value: %q", got)
+	}
+}
