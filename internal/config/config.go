@@ -60,6 +60,7 @@ type Config struct {
 	// (TailCacheAuto), and TailCacheSizedFrom says from what; it is empty when the size was set.
 	TailCacheBytes     int
 	TailCacheSizedFrom string
+	tailCacheAuto      bool
 	// CoordinatorLog is "auto", "true" or "false": whether the gateways share group
 	// coordination through the coordinator log's ownership (docs/DEPLOYMENT.md).
 	CoordinatorLog string

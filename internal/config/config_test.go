@@ -50,7 +50,7 @@ func TestDefaults(t *testing.T) {
 		{"producer expiry", c.ProducerExpiry, 24 * time.Hour},
 		{"idempotent producers", c.IdempotentProducers, true},
 		{"producer rebuild messages", c.ProducerRebuildMessages, 10000},
-		{"tail cache bytes", c.TailCacheBytes, TailCacheAuto(readMemory())},
+		{"tail cache bytes", c.TailCacheBytes, TailCacheAuto(readMemory(), 1<<30)},
 		{"coordinator log", c.CoordinatorLog, "auto"},
 		{"coordinator log recovery", c.CoordinatorLogRecovery, "fallback"},
 		{"log format", c.LogFormat, "text"},
