@@ -525,7 +525,7 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 	for round := 0; round < maxPollRounds && next < r.hw && (enc.Len() == 0 || enc.Size() < r.limit); round++ {
 		count := pollCount(r.limit-enc.Size(), countingSize(size, recordSize), r.hw-next, r.sizeKnown || round > 0)
 		sizeBefore := enc.Size()
-		polled, err := s.PollMessages(ctx, r.key.pollRequest(iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count))
+		polled, err := pollFitting(ctx, s, r.key, iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count)
 		if err != nil {
 			if enc.Len() > 0 {
 				break // answer what was read; the next fetch meets the error
@@ -579,6 +579,20 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 		}
 	}
 	return 0
+}
+
+// pollFitting polls count messages of k as strategy says, and fewer when their answer would
+// not fit in one Iggy frame (iggy.ErrReplyTooLarge): the partition's average sizes, which
+// counts come from, can hide a run of large messages another writer appended among small
+// ones. One message always fits.
+func pollFitting(ctx context.Context, s Storage, k partKey, strategy iggy.PollingStrategy, count uint32) (*iggy.Polled, error) {
+	for {
+		polled, err := s.PollMessages(ctx, k.pollRequest(strategy, count))
+		if err == nil || count == 1 || !errors.Is(err, iggy.ErrReplyTooLarge) {
+			return polled, err
+		}
+		count = max(count/8, 1)
+	}
 }
 
 // keepRecords makes the finished batch in buf (empty when nothing was read) the partition's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -589,5 +590,46 @@ func TestFetchPollCountAfterMessagesGrow(t *testing.T) {
 	// 1 MiB of 256 KiB records: 4, and 8 at most with what pollCount adds to spare.
 	if n := pc.largest.Load(); n > 8 {
 		t.Errorf("polled %d large messages at once for a 1 MiB fetch", n)
+	}
+}
+
+// A consumer reading past a run of large messages that the partition's average size hides
+// (written by a native Iggy client among many small ones) is not stuck: a poll whose answer
+// would exceed Iggy's frame limit is made again for fewer messages.
+func TestFetchPollLargerThanAFrame(t *testing.T) {
+	if os.Getenv("IGGY_TEST_ADDR") != "" {
+		t.Skip("the in-memory server answers polls of any size; whether a real server does is what this test cannot tell")
+	}
+	g := startGateway(t, gatewayOpts{bridge: true, env: []string{"IGGY_KAFKA_TAIL_CACHE_BYTES=0"}})
+	g.mkTopic("kafka", "huge", 1)
+	ctx := ctxT(t)
+	small := make([]iggy.Message, 3000)
+	for i := range small {
+		small[i] = iggy.Message{Payload: []byte("small " + strconv.Itoa(i))}
+	}
+	if _, err := g.iggy.SendMessages(ctx, iggy.Name("kafka"), iggy.Name("huge"), 0, small); err != nil {
+		t.Fatal(err)
+	}
+	const big = 12 // 72 MiB: more than one Iggy frame may carry
+	for i := range big {
+		m := []iggy.Message{{Payload: bytes.Repeat([]byte{byte(i)}, 6<<20)}}
+		if _, err := g.iggy.SendMessages(ctx, iggy.Name("kafka"), iggy.Name("huge"), 0, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offset, end := int64(0), int64(len(small)+big)
+	for fetches := 0; offset < end; fetches++ {
+		if fetches > 100 {
+			t.Fatalf("still at offset %d after %d fetches", offset, fetches)
+		}
+		p := g.fetchResp(t, ctx, fetchPartitionsReq(12, "huge", offset, 0)).Topics[0].Partitions[0]
+		if p.ErrorCode != 0 {
+			t.Fatalf("fetch at offset %d: error %d", offset, p.ErrorCode)
+		}
+		recs := fetchedFrom(t, &p, offset)
+		if len(recs) == 0 {
+			t.Fatalf("fetch at offset %d: no records", offset)
+		}
+		offset = recs[len(recs)-1].Offset + 1
 	}
 }

@@ -230,6 +230,10 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 			return se
 		}
 		cn.drop()
+		if fse := (*wire.FrameSizeError)(nil); errors.As(err, &fse) {
+			// The same request would get the same answer: the caller must ask for less.
+			return &ConnError{Op: name, Err: fmt.Errorf("%w: %w", ErrReplyTooLarge, err), Sent: sent}
+		}
 		applied := sent && !errors.Is(err, errSessionLost)
 		if ctx.Err() != nil {
 			err = errors.Join(ctx.Err(), err)

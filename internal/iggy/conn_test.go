@@ -557,3 +557,32 @@ func FuzzReadReply(f *testing.F) {
 		_, _ = wire.DecodePolled(payload, true)
 	})
 }
+
+// A reply declaring more than a frame may hold drops the connection and fails the call with
+// ErrReplyTooLarge, without asking again (the same request gets the same answer); the next
+// call runs on a new connection.
+func TestReplyTooLarge(t *testing.T) {
+	s := startScripted(t, func(conn int, h wire.RequestHeader, _ []byte) []byte {
+		switch {
+		case h.Operation == wire.OpRegister:
+			return nil
+		case conn == 0:
+			f := make([]byte, wire.HeaderSize)
+			wire.PutReplyHeader(f, &wire.ReplyHeader{Size: wire.MaxFrameSize + 1, Client: h.Client,
+				Request: h.Request, Operation: h.Operation})
+			return f
+		}
+		return reply(h, 0, streamPayload("s"))
+	})
+	cn := dialScripted(t, s)
+	_, err := cn.GetStream(testCtx(t), ID(1))
+	if !errors.Is(err, ErrReplyTooLarge) || !errors.Is(err, ErrConnection) {
+		t.Fatalf("GetStream: %v, want ErrReplyTooLarge", err)
+	}
+	if n := len(s.requests()); n != 2 { // login, the call
+		t.Fatalf("%d requests, want the call once after the login", n)
+	}
+	if _, err := cn.GetStream(testCtx(t), ID(1)); err != nil {
+		t.Fatalf("GetStream on a new connection: %v", err)
+	}
+}

@@ -102,6 +102,11 @@ const (
 // MaybeApplied. A server rejection (*Error) never matches it.
 var ErrConnection = errors.New("iggy: connection failed")
 
+// ErrReplyTooLarge is wrapped by the error of a call whose reply declared more bytes than a
+// frame may hold (a poll for too many large messages): the connection is dropped, since the
+// reply cannot be skipped, and the call is not made again; asking for less succeeds.
+var ErrReplyTooLarge = errors.New("iggy: reply larger than a frame may be")
+
 // ErrClosed is returned by calls on a closed Client or Conn. It matches ErrConnection.
 var ErrClosed = &ConnError{Op: "call", Err: errors.New("iggy: client closed")}
 

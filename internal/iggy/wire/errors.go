@@ -14,6 +14,14 @@ type FormatError struct {
 
 func (e *FormatError) Error() string { return "iggy wire: " + e.Reason }
 
+// FrameSizeError reports a frame declaring more than MaxFrameSize bytes. From a server it is
+// a reply too large to take (a poll for too many large messages), which asking for less avoids.
+type FrameSizeError struct{ Size uint32 }
+
+func (e *FrameSizeError) Error() string {
+	return fmt.Sprintf("iggy wire: frame size %d over the limit of %d", e.Size, MaxFrameSize)
+}
+
 // ErrTruncated is wrapped by errors about input that ends before a declared field does.
 var ErrTruncated = errors.New("iggy wire: truncated input")
 

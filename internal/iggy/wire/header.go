@@ -286,7 +286,10 @@ func PeekFrame(b []byte) (command uint8, size uint32, err error) {
 		return 0, 0, truncated("frame header", HeaderSize, len(b))
 	}
 	size = binary.LittleEndian.Uint32(b[offSize:])
-	if size < HeaderSize || size > MaxFrameSize {
+	if size > MaxFrameSize {
+		return 0, 0, &FrameSizeError{Size: size}
+	}
+	if size < HeaderSize {
 		return 0, 0, formatErr(codeInvalidFormat, "frame size %d outside %d..%d", size, HeaderSize, MaxFrameSize)
 	}
 	return b[offCommand], size, nil
