@@ -539,6 +539,9 @@ func FuzzReadReply(f *testing.F) {
 	h.Operation = wire.OpRegister
 	h.Request = 0
 	f.Add(uint8(wire.OpRegister), loginOK(h, 5))
+	tooLarge := make([]byte, wire.HeaderSize)
+	wire.PutReplyHeader(tooLarge, &wire.ReplyHeader{Size: wire.MaxFrameSize + 1, Request: 1, Operation: wire.OpNonReplicated})
+	f.Add(uint8(wire.OpNonReplicated), tooLarge)
 	cfg, _ := Config{Addr: "x:1", Username: "iggy"}.normalize()
 	f.Fuzz(func(t *testing.T, op uint8, b []byte) {
 		cn := &Conn{cfg: cfg, br: bufio.NewReader(bytes.NewReader(b))}
