@@ -525,7 +525,7 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 	for round := 0; round < maxPollRounds && next < r.hw && (enc.Len() == 0 || enc.Size() < r.limit); round++ {
 		count := pollCount(r.limit-enc.Size(), countingSize(size, recordSize), r.hw-next, r.sizeKnown || round > 0)
 		sizeBefore := enc.Size()
-		polled, err := pollFitting(ctx, s, r.key, iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count)
+		polled, err := pollFitting(ctx, s, r.key, r.st, iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count)
 		if err != nil {
 			if enc.Len() > 0 {
 				break // answer what was read; the next fetch meets the error
@@ -584,14 +584,22 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 // pollFitting polls count messages of k as strategy says, and fewer when their answer would
 // not fit in one Iggy frame (iggy.ErrReplyTooLarge): the partition's average sizes, which
 // counts come from, can hide a run of large messages another writer appended among small
-// ones. One message always fits.
-func pollFitting(ctx context.Context, s Storage, k partKey, strategy iggy.PollingStrategy, count uint32) (*iggy.Polled, error) {
+// ones. The size the refused answer declared is noted in st (nil: none), so that the
+// partition's next polls are counted from it, and the poll is made again for as many
+// messages as would fill half a frame at that size, an eighth of count at most; one message
+// always fits.
+func pollFitting(ctx context.Context, s Storage, k partKey, st *partState, strategy iggy.PollingStrategy, count uint32) (*iggy.Polled, error) {
 	for {
 		polled, err := s.PollMessages(ctx, k.pollRequest(strategy, count))
-		if err == nil || count == 1 || !errors.Is(err, iggy.ErrReplyTooLarge) {
+		var tooLarge *iggy.FrameSizeError
+		if err == nil || count == 1 || !errors.As(err, &tooLarge) {
 			return polled, err
 		}
-		count = max(count/8, 1)
+		if st != nil {
+			st.noteSizes(int(tooLarge.Size), int(count))
+		}
+		fitting := uint64(count) * uint64(tooLarge.Limit/2) / max(uint64(tooLarge.Size), 1)
+		count = uint32(max(min(fitting, uint64(count/8)), 1))
 	}
 }
 

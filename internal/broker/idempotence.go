@@ -295,7 +295,7 @@ func (b *Broker) scanTail(ctx context.Context, s Storage, k partKey, from uint64
 		chunk = min(chunk, max(1, tailChunkBytes/uint64(size)))
 	}
 	for from < end {
-		polled, err := pollFitting(ctx, s, k, iggy.PollingStrategy{Kind: iggy.PollOffset, Value: from}, uint32(min(chunk, end-from)))
+		polled, err := pollFitting(ctx, s, k, nil, iggy.PollingStrategy{Kind: iggy.PollOffset, Value: from}, uint32(min(chunk, end-from)))
 		if err != nil {
 			return err
 		}

@@ -197,7 +197,7 @@ func (b *Broker) timestampOffset(ctx context.Context, s Storage, k partKey, st *
 	var first *iggy.PolledMessage
 	for scanned := 0; scanned < timestampScanMessages; {
 		count := uint32(min(timestampScanBytes/size+1, timestampScanMessages-scanned, maxPollCount))
-		polled, err := pollFitting(ctx, s, k, strategy, count)
+		polled, err := pollFitting(ctx, s, k, st, strategy, count)
 		if err != nil {
 			return -1, -1, err
 		}

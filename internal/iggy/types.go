@@ -27,6 +27,9 @@ type (
 	PolledMessage = wire.PolledMessage
 	// Polled is the reply of PollMessages.
 	Polled = wire.Polled
+	// FrameSizeError is wrapped by ErrReplyTooLarge failures: Size is what the reply declared,
+	// over Limit.
+	FrameSizeError = wire.FrameSizeError
 	// Consumer identifies who polls or stores offsets.
 	Consumer = wire.Consumer
 	// PollingStrategy selects where a poll starts.

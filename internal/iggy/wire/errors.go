@@ -14,12 +14,13 @@ type FormatError struct {
 
 func (e *FormatError) Error() string { return "iggy wire: " + e.Reason }
 
-// FrameSizeError reports a frame declaring more than MaxFrameSize bytes. From a server it is
-// a reply too large to take (a poll for too many large messages), which asking for less avoids.
-type FrameSizeError struct{ Size uint32 }
+// FrameSizeError reports a frame declaring Size bytes, more than Limit (MaxFrameSize). From a
+// server it is a reply too large to take (a poll for too many large messages), which asking
+// for less avoids.
+type FrameSizeError struct{ Size, Limit uint32 }
 
 func (e *FrameSizeError) Error() string {
-	return fmt.Sprintf("iggy wire: frame size %d over the limit of %d", e.Size, MaxFrameSize)
+	return fmt.Sprintf("iggy wire: frame size %d over the limit of %d", e.Size, e.Limit)
 }
 
 // ErrTruncated is wrapped by errors about input that ends before a declared field does.

@@ -287,7 +287,7 @@ func PeekFrame(b []byte) (command uint8, size uint32, err error) {
 	}
 	size = binary.LittleEndian.Uint32(b[offSize:])
 	if size > MaxFrameSize {
-		return 0, 0, &FrameSizeError{Size: size}
+		return 0, 0, &FrameSizeError{Size: size, Limit: MaxFrameSize}
 	}
 	if size < HeaderSize {
 		return 0, 0, formatErr(codeInvalidFormat, "frame size %d outside %d..%d", size, HeaderSize, MaxFrameSize)
