@@ -627,11 +627,11 @@ func countingSize(stored, record int) int {
 // about size bytes, at most available. Unless the size is sure (seen in this partition's
 // recent messages), the count stays small: the messages may be far larger than guessed.
 //
-// The count asks for an eighth more than the estimate: sizes vary, and a poll costs the Iggy
-// server far more than the messages in it (on Iggy 0.9 a poll of 100 messages of 1 KiB costs
-// about six times the server CPU per byte of a poll of 1000: docs/PERFORMANCE.md, "Polls that
-// fill a fetch"), so reading a few messages past the limit, which the batch leaves out, is
-// cheaper than a second poll for the last few.
+// The count asks for an eighth more than the estimate: sizes vary, and each poll has a cost
+// of its own on the Iggy server (on Iggy 0.9 a poll of 100 messages of 1 KiB costs about six
+// times the server CPU per byte of a poll of 1000: docs/PERFORMANCE.md, "Polls that fill a
+// fetch"), so reading a few messages past the limit, which the batch leaves out, is cheaper
+// than a second poll for the last few.
 func pollCount(want, size int, available uint64, sure bool) uint32 {
 	fits := max(want, 0) / max(size, 1)
 	n := uint64(fits + fits/8 + 1)
