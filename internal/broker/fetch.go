@@ -569,8 +569,7 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 		r.st.noteSizes(polledBytes, polledCount)
 		if polledCount > 0 {
 			size = r.st.messageSize(size)
-			r.st.noteRecordSize(enc.Size()-sizeBefore, polledCount)
-			recordSize = r.st.batchRecordSize()
+			recordSize = r.st.noteRecordSize(enc.Size()-sizeBefore, polledCount)
 		}
 		empty := len(polled.Messages) == 0
 		polled.Release() // the records hold copies of what they need

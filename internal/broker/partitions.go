@@ -483,30 +483,29 @@ func (s *partState) noteSizesLocked(bytes, n int) {
 	if n <= 0 {
 		return
 	}
-	sample := max(bytes/n, 1)
-	if s.avgSize == 0 || sample > s.avgSize {
-		s.avgSize = sample
-	} else {
-		s.avgSize = (3*s.avgSize + sample) / 4
-	}
+	s.avgSize = max(blend(s.avgSize, bytes, n), bytes/n) // rises at once, falls slowly
 }
 
-// noteRecordSize records that the read path mapped n messages into bytes of Kafka batch. It
-// is what sizes the next polls of the partition: a record is smaller than the message it came
-// from (the gateway's own Iggy headers stay behind), so counts from message sizes fall short
-// of a fetch's byte limit and take a second poll for the rest.
-func (s *partState) noteRecordSize(bytes, n int) {
-	if n <= 0 {
-		return
-	}
+// blend folds a sample of n items taking bytes into avg, a running average per item (0:
+// none yet), a quarter at a time.
+func blend(avg, bytes, n int) int {
 	sample := max(bytes/n, 1)
+	if avg == 0 {
+		return sample
+	}
+	return (3*avg + sample) / 4
+}
+
+// noteRecordSize records that the read path mapped n (> 0) messages into bytes of Kafka batch,
+// and returns the partition's record size now. It is what sizes the next polls of the
+// partition: a record is smaller than the message it came from (the gateway's own Iggy headers
+// stay behind), so counts from message sizes fall short of a fetch's byte limit and take a
+// second poll for the rest.
+func (s *partState) noteRecordSize(bytes, n int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.recordSize == 0 {
-		s.recordSize = sample
-	} else {
-		s.recordSize = (3*s.recordSize + sample) / 4
-	}
+	s.recordSize = blend(s.recordSize, bytes, n)
+	return s.recordSize
 }
 
 // batchRecordSize is the recent size of a record in the batches Fetch built, 0 when none was

@@ -299,9 +299,12 @@ func TestTailCacheKeepsRequestFrames(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := g.b.tail.Stats()
-			copied := s.InPlace < s.Evictions+uint64(s.Batches)
-			if (!tc.copies && s.InPlace == 0) || copied != tc.copies || s.Evictions == 0 {
-				t.Fatalf("stats %+v: want copies %v (else batches cached in their frames), and evictions", s, tc.copies)
+			// A request the producer's linger cut small (a frame under the pool's 16 KiB) is
+			// copied even when the others are cached in place.
+			cached := s.Evictions + uint64(s.Batches)
+			inPlace := s.InPlace >= cached*9/10
+			if inPlace == tc.copies || s.Evictions == 0 {
+				t.Fatalf("stats %+v: want copies %v (else nearly all batches cached in their frames), and evictions", s, tc.copies)
 			}
 			if s.Bytes > tc.cacheBytes {
 				t.Fatalf("the cache holds %d bytes, over its budget of %d", s.Bytes, tc.cacheBytes)
