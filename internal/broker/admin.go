@@ -1,14 +1,13 @@
 package broker
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkareq"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 )
 
@@ -48,34 +47,6 @@ func (b *Broker) adminRefusal() *apiError {
 	return nil
 }
 
-// adminContext bounds a request that carries a timeout (CreateTopics, DeleteTopics,
-// CreatePartitions) by it; topics not done by then get REQUEST_TIMED_OUT. Without a positive
-// timeout the Iggy client's own request timeout applies.
-func adminContext(ctx context.Context, timeoutMillis int32) (context.Context, context.CancelFunc) {
-	if timeoutMillis <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, time.Duration(timeoutMillis)*time.Millisecond)
-}
-
-// repeated returns the names that occur more than once among n items, where name(i) is the
-// name of item i.
-func repeated[K comparable](n int, name func(i int) K) map[K]bool {
-	seen := make(map[K]bool, n)
-	var dup map[K]bool
-	for i := 0; i < n; i++ {
-		s := name(i)
-		if seen[s] {
-			if dup == nil {
-				dup = make(map[K]bool)
-			}
-			dup[s] = true
-		}
-		seen[s] = true
-	}
-	return dup
-}
-
 // repeats applies Kafka's rule for an entry that a CreateTopics, DeleteTopics,
 // CreatePartitions or AlterConfigs request names more than once: its first occurrence is
 // answered with INVALID_REQUEST and the others are left out of the response.
@@ -94,7 +65,7 @@ const (
 
 // findRepeats finds the repeats among n entries, where key(i) identifies entry i.
 func findRepeats(n int, key func(i int) string) repeats {
-	dup := repeated(n, key)
+	dup := kafkareq.Repeated(n, key)
 	return repeats{dup: dup, answered: make(map[string]bool, len(dup))}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkacode"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -17,7 +18,7 @@ import (
 func (g *gateway) iggyTopic(stream, topic string) *iggy.Topic {
 	g.t.Helper()
 	tp, err := g.iggy.GetTopic(context.Background(), iggy.Name(stream), iggy.Name(topic))
-	if isNotFound(err) {
+	if kafkacode.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {

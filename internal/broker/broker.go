@@ -12,6 +12,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/authz"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
@@ -19,7 +20,6 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
-	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
@@ -44,15 +44,16 @@ type Options struct {
 	Placement placement.Placement
 	// Authenticator verifies SASL credentials; nil when no listener uses SASL.
 	Authenticator *auth.Authenticator
-	// Epochs is the leader-epoch log (nil: epochs kept in memory only); LoadEpochs reads it.
-	Epochs EpochLog
+	// Epochs is the leader-epoch log (nil: epochs kept in memory only); Data().LoadEpochs
+	// reads it.
+	Epochs dataplane.EpochLog
 	// OnTruncation, if set, is called for each partition truncation detected (a metrics hook).
 	OnTruncation func()
 	// Permissions is where identified users' Iggy permissions are read (authorize.go); nil:
 	// Iggy, when it can read users (an *iggy.Client can).
 	Permissions authz.Source
 	// DataObserver learns the records produced and fetched per topic (nil: nobody).
-	DataObserver DataObserver
+	DataObserver dataplane.DataObserver
 	// TopicState keeps the topic configs Iggy has no option for and DeleteRecords' log start
 	// offsets, already loaded; nil without the bridge (those configs are then refused).
 	TopicState *topicstate.Store
@@ -73,18 +74,10 @@ type Broker struct {
 	producers *producers.Allocator
 	authn     *auth.Authenticator
 	authz     *authz.Cache     // identified users' permissions; nil without the bridge
-	data      dataPlane        // Produce/Fetch/ListOffsets state (partitions.go)
-	idem      producerStates   // idempotent producers' state per partition (idempotence.go)
-	reader    partitionReader  // Fetch's reads of stored messages (fetch.go)
-	tail      *tailcache.Cache // recently written batches (tail.go); nil when off
+	data      *dataplane.Plane // Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords
 	groups    groupState
-	epochs    leaderEpochs // per-partition leader epochs (epochs.go)
 
-	onTruncation func()
-	truncCheck   truncationCheck // checks after Iggy reconnects (truncation.go)
-
-	dataObserver DataObserver
-	state        *topicstate.Store // stored topic configs and log start offsets; may be nil
+	state *topicstate.Store // stored topic configs and log start offsets; may be nil
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
 	// (CreatePartitions adds to the current count).
@@ -130,19 +123,10 @@ func New(opts Options) (*Broker, error) {
 		producers: alloc,
 		authn:     opts.Authenticator,
 		state:     opts.TopicState,
-		idem:      newProducerStates(cfg.IdempotentProducers, cfg.ProducerExpiry, cfg.ProducerRebuildMessages),
 		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),
 	}
-	b.reader = iggyReader{b}
-	b.epochs.log = opts.Epochs
-	b.onTruncation = opts.OnTruncation
-	b.dataObserver = opts.DataObserver
-	if b.dataObserver == nil {
-		b.dataObserver = nopDataObserver{}
-	}
-	b.tail = tailcache.New(cfg.TailCacheBytes)
 	b.placement = opts.Placement
 	if b.placement == nil {
 		b.placement = placement.Single{NodeID: b.nodeID(), Advertised: b.advertised}
@@ -154,6 +138,11 @@ func New(opts Options) (*Broker, error) {
 		b.topics = topicmap.NewCache(cfg.TopicMap, b.lookupTopic, 0)
 		b.authz = permissionCache(opts, cfg.AuthzRefreshInterval)
 	}
+	b.data = dataplane.New(dataplane.Options{
+		Config: cfg, Storage: opts.Iggy, Topics: b.topics, Placement: b.placement, TopicState: opts.TopicState,
+		Epochs: opts.Epochs, OnTruncation: opts.OnTruncation, Observer: opts.DataObserver,
+		Logger: log, LogLimiter: opts.LogLimiter,
+	})
 	for _, l := range cfg.Listeners {
 		b.endpoints[l.Name] = endpoint{host: l.AdvertisedHost, port: int32(l.AdvertisedPort), protocol: l.Protocol}
 	}
@@ -230,6 +219,10 @@ func ClusterID(seed string) string {
 	sum := sha256.Sum256([]byte("iggy-gateway-kafka cluster " + seed))
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
+
+// Data is the broker's data plane, for the composition root's hooks (Iggy reconnects, leader
+// epochs, the tail cache's metrics) and its Close.
+func (b *Broker) Data() *dataplane.Plane { return b.data }
 
 // bridgeOff reports whether handlers must give storage-free answers.
 func (b *Broker) bridgeOff() bool { return b.iggy == nil }

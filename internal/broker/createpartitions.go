@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkareq"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
@@ -21,7 +22,7 @@ func init() {
 // Kafka. Manual assignments must name this gateway as the only replica of each new partition.
 func (b *Broker) createPartitions(ctx context.Context, cc *listener.ConnContext, req *kmsg.CreatePartitionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	ctx, cancel := adminContext(ctx, req.TimeoutMillis)
+	ctx, cancel := kafkareq.Context(ctx, req.TimeoutMillis)
 	defer cancel()
 	reps := findRepeats(len(req.Topics), func(i int) string { return req.Topics[i].Topic })
 	for i := range req.Topics {

@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkacode"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkareq"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
@@ -23,7 +25,7 @@ func init() {
 // and creates nothing.
 func (b *Broker) createTopics(ctx context.Context, cc *listener.ConnContext, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	ctx, cancel := adminContext(ctx, req.TimeoutMillis)
+	ctx, cancel := kafkareq.Context(ctx, req.TimeoutMillis)
 	defer cancel()
 	reps := findRepeats(len(req.Topics), func(i int) string { return req.Topics[i].Topic })
 	for i := range req.Topics {
@@ -58,7 +60,7 @@ func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, r
 	switch {
 	case err == nil:
 		return createTopicsResult(rt.Topic, newAPIError(kerr.TopicAlreadyExists, "topic %q already exists", rt.Topic))
-	case !isNotFound(err):
+	case !kafkacode.IsNotFound(err):
 		return createTopicsResult(rt.Topic, b.logAdminError(cc, "create topic", rt.Topic, err))
 	}
 	partitions, change, aerr := b.newTopicPlan(rt)

@@ -103,9 +103,7 @@ func TestDeleteRecords(t *testing.T) {
 	}
 
 	// A restarted gateway over the same Iggy keeps the log start offsets.
-	g2 := startGateway(t, gatewayOpts{bridge: true})
-	g2.b.iggy, g2.b.state = g.iggy, loadTopicState(t, g.iggy)
-	g2.b.topics.InvalidateAll()
+	g2 := startGateway(t, gatewayOpts{restartOf: g})
 	cl2, _ := g2.kafka()
 	checkStarts(cl2)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkareq"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
@@ -22,7 +23,7 @@ func init() {
 // a Kafka name to it.
 func (b *Broker) deleteTopics(ctx context.Context, cc *listener.ConnContext, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
-	ctx, cancel := adminContext(ctx, req.TimeoutMillis)
+	ctx, cancel := kafkareq.Context(ctx, req.TimeoutMillis)
 	defer cancel()
 	topics := req.Topics
 	if req.Version < 6 {
@@ -74,12 +75,10 @@ func (b *Broker) deleteOneTopic(ctx context.Context, cc *listener.ConnContext, n
 	t := b.topics.Map().Resolve(name)
 	err := b.storage(cc).DeleteTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	b.topics.Invalidate(name)
-	b.tail.InvalidateTopic(t.Stream, t.Topic) // also on error: the topic may be gone
+	b.data.TopicDeleted(t, err == nil) // also on error: the topic may be gone
 	if err != nil {
 		return b.logAdminError(cc, "delete topic", name, err)
 	}
-	b.data.dropTopic(t)
-	b.idem.dropTopic(t)
 	if b.state != nil {
 		// A stale entry is harmless (the next topic of this name gets another id, or
 		// CreateTopics forgets it), so a failure here is only logged.

@@ -1,12 +1,15 @@
-// Package broker holds the Kafka API handlers and the state they share (the Broker).
+// Package broker holds the Kafka API handlers and the state they share (the Broker): request
+// decoding, authorization, topic administration and configs, groups and offsets. The data
+// path (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords) is
+// internal/dataplane; its handlers here are thin adapters.
 //
 // # Layout
 //
 //	broker.go        Broker, its options, and Lookup (the listener's Dispatcher)
 //	routes.go        the handler registry and its helpers
 //	storage.go       Storage, what the handlers need of Iggy, and the storage(cc) accessor
-//	partitions.go    data-path state: partition state, produce lanes, fetch probes
-//	errors.go        Iggy error → Kafka error code mapping
+//	errors.go        topic administration errors as Kafka answers them (internal/kafkacode
+//	                 maps every other Iggy error)
 //	<api>.go         one file per Kafka API: apiversions.go, metadata.go, ...
 //
 // # Seams
@@ -23,15 +26,8 @@
 //     DescribeCluster report it: placement.Single when this gateway does everything,
 //     placement.Cluster for several gateways in front of one Iggy (docs/DEPLOYMENT.md);
 //     ownership.go gates the requests only the owner may serve.
-//   - laneOf (partitions.go): which Produce writes reach a partition in the order they were
-//     queued: a connection's writes to a partition, an idempotent producer's per producer id
-//     and partition.
-//   - partitionReader (fetch.go): how Fetch reads stored messages (iggyReader polls Iggy),
-//     after the tail cache (tail.go) had no answer.
-//
-// Work fanned out to goroutines of its own (the parallel sends of Produce, the parallel reads
-// of Fetch) recovers its panics: the partition is answered UNKNOWN_SERVER_ERROR and the panic
-// logged, as the listener does for the handler's goroutine.
+//   - The data plane (internal/dataplane, Broker.Data): partition state, the write and read
+//     paths, idempotence, leader epochs and truncation, built by New from the same options.
 //
 // Handlers are plain methods over kmsg requests and responses; they never touch sockets. A
 // handler gets the per-connection context (listener name, client id and software, principal)
@@ -40,17 +36,16 @@
 //
 // # Adding an API
 //
-//  1. Add its row (key, accepted versions, notes) to the table in internal/versions and run
-//     `go generate ./internal/versions` to refresh docs/PROTOCOL-COVERAGE.md.
+// First add its row (key, accepted versions, notes) to the table in internal/versions and run
+// `go generate ./internal/versions` to refresh docs/PROTOCOL-COVERAGE.md. Then add one file
+// here with the handler method and an init function registering it:
 //
-//  2. Add one file here with the handler method and an init function registering it:
-//
-//     func init() {
-//     register(kmsg.Fetch, route{
-//     serve:   typed((*Broker).fetch),
-//     invalid: fetchInvalidRequest, // nil when the response has no error field
-//     })
-//     }
+//	func init() {
+//		register(kmsg.DescribeGroups, route{
+//			serve:   typed((*Broker).describeGroups),
+//			invalid: describeGroupsInvalidRequest, // nil when the response has no error field
+//		})
+//	}
 //
 // TestEveryListedAPIHasAHandler fails when the table and the registry disagree. Mark a route
 // concurrent only when the handler has no effect a later request on the same connection could

@@ -35,7 +35,7 @@ func TestFetchCancelledByItsClientDoesNotWarn(t *testing.T) {
 	g.mkTopic("kafka", "c", 1)
 	g.produceValues(t, "c", 0, []byte("a"))
 	c := dialRaw(t, g.addr)
-	c.send(fetchPartitionsReq(12, "c", 0, 0), 1)
+	c.send(testutil.FetchPartitionsReq(12, "c", 0, 0), 1)
 	<-sp.entered
 	c.nc.Close()
 	<-sp.returned

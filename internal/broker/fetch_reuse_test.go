@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -54,7 +55,7 @@ func TestConcurrentFetchesSeeTheirOwnRecords(t *testing.T) {
 				offsets := make([]int64, pipelined)
 				for i := range pipelined {
 					offsets[i] = int64((ci*131 + r*37 + i*59) % perPartition)
-					req := fetchPartitionsReq(12, "reuse", offsets[i], 0, 1, 2, 3)
+					req := testutil.FetchPartitionsReq(12, "reuse", offsets[i], 0, 1, 2, 3)
 					for j := range req.Topics[0].Partitions {
 						req.Topics[0].Partitions[j].PartitionMaxBytes = int32(64<<10 + i*100<<10)
 					}
@@ -93,7 +94,7 @@ func checkReuseResponse(c *rawConn, corr int32, offset int64, size int) error {
 	}
 	for i := range resp.Topics[0].Partitions {
 		p := &resp.Topics[0].Partitions[i]
-		recs, err := decodeFetched(p, offset)
+		recs, err := testutil.DecodeFetched(p, offset)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
 
@@ -61,11 +62,11 @@ func (b *Broker) GroupLags(ctx context.Context, limit int) []GroupLag {
 				continue
 			}
 			for _, p := range t.Partitions {
-				ip, ok := partitionOf(topic, p.Partition)
+				ip, ok := dataplane.PartitionOf(topic, p.Partition)
 				if !ok || p.Offset < 0 {
 					continue
 				}
-				gl.Lag += max(int64(highWatermark(ip))-p.Offset, 0)
+				gl.Lag += max(int64(dataplane.HighWatermark(ip))-p.Offset, 0)
 				gl.Partitions++
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkacode"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
@@ -21,7 +22,7 @@ type groupState struct {
 	// COORDINATOR_LOAD_IN_PROGRESS and membership lives in memory only.
 	offsets *offsets.Store
 	// released is done once the gateway begins to shut down (BeginShutdown): it ends every
-	// JoinGroup and SyncGroup parked in a rebalance, and waiting fetches (fetch.go).
+	// JoinGroup and SyncGroup parked in a rebalance.
 	released context.Context
 	release  context.CancelFunc
 }
@@ -54,7 +55,10 @@ func newGroupState(opts Options) (groupState, error) {
 // later one) get COORDINATOR_NOT_AVAILABLE, after which clients look for the coordinator again;
 // long-polling fetches answer with what they have. Call it when the gateway starts shutting
 // down.
-func (b *Broker) BeginShutdown() { b.groups.release() }
+func (b *Broker) BeginShutdown() {
+	b.groups.release()
+	b.data.BeginShutdown()
+}
 
 // rebalanceContext is the context a JoinGroup or SyncGroup waits under: the connection's
 // lifetime (a barrier can last the whole rebalance timeout, so never a request deadline),
@@ -123,12 +127,12 @@ func (o *offsetTopics) lookup(topic string) topicCheck {
 	switch {
 	case err == nil:
 		return topicCheck{partitions: int32(r.Partitions)}
-	case isNotFound(err):
+	case kafkacode.IsNotFound(err):
 		return topicCheck{code: kerr.UnknownTopicOrPartition.Code}
-	case isUnauthorized(err):
+	case kafkacode.IsUnauthorized(err):
 		return topicCheck{code: kerr.TopicAuthorizationFailed.Code}
 	default:
-		code := kafkaCode(err, groupFamily)
+		code := kafkacode.Of(err, kafkacode.Groups)
 		o.b.log.Warn("offset API: resolving topic failed", "topic", topic, "kafka_error", code, "err", err)
 		return topicCheck{code: code}
 	}

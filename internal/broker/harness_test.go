@@ -12,14 +12,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 // gateway is a broker behind a real listener, optionally bridged to an in-memory Iggy server.
@@ -45,9 +48,13 @@ type gatewayOpts struct {
 	// logger replaces testLogger(t).
 	logger *slog.Logger
 	// data observes the data path (nil: nobody).
-	data DataObserver
+	data dataplane.DataObserver
 	// logLimit rate-limits per-entry log lines (nil: not limited).
 	logLimit *loglimit.Limiter
+	// onTruncation is the data plane's truncation hook (nil: none).
+	onTruncation func()
+	// restartOf bridges to the Iggy of another test gateway, as that gateway restarted would.
+	restartOf *gateway
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -69,7 +76,10 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	if o.logger != nil {
 		opts.Logger = o.logger
 	}
-	if o.bridge {
+	if o.restartOf != nil {
+		o.bridge = true
+		g.ms, g.iggy = o.restartOf.ms, o.restartOf.iggy
+	} else if o.bridge {
 		ms, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
 		if err != nil {
 			t.Fatal(err)
@@ -84,6 +94,9 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 		}
 		t.Cleanup(func() { cl.Close() })
 		g.iggy = cl
+	}
+	if o.bridge {
+		cl := g.iggy
 		opts.Iggy = cl
 		if o.wrap != nil {
 			opts.Iggy = o.wrap(cl)
@@ -95,6 +108,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	opts.DataObserver = o.data
 	opts.LogLimiter = o.logLimit
 	opts.Placement = o.placement
+	opts.OnTruncation = o.onTruncation
 	g.b, err = New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -166,4 +180,27 @@ func hostPort(t *testing.T, addr string) (string, int32) {
 		t.Fatal(err)
 	}
 	return h, int32(port)
+}
+
+// produceCode calls the Produce handler directly and returns the single partition's code and
+// base offset.
+func (g *gateway) produceCode(t *testing.T, req *kmsg.ProduceRequest) (int16, int64) {
+	t.Helper()
+	resp, err := g.b.produce(ctxT(t), dataConn, req)
+	if err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	p := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	return p.ErrorCode, p.BaseOffset
+}
+
+// produceValues writes values to topic/partition through the handler and returns the base
+// offset.
+func (g *gateway) produceValues(t *testing.T, topic string, partition int32, values ...[]byte) int64 {
+	t.Helper()
+	code, base := g.produceCode(t, testutil.ProducePartitionReq(9, -1, topic, partition, testutil.ProduceBatch(t, 0, values, nil)))
+	if code != 0 {
+		t.Fatalf("produce: code %d", code)
+	}
+	return base
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkareq"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 )
 
@@ -21,7 +22,7 @@ func init() {
 // Iggy update, the stored configs in one topic-state record.
 func (b *Broker) incrementalAlterConfigs(ctx context.Context, cc *listener.ConnContext, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	dup := repeated(len(req.Resources), func(i int) string {
+	dup := kafkareq.Repeated(len(req.Resources), func(i int) string {
 		return configResourceKey(req.Resources[i].ResourceType, req.Resources[i].ResourceName)
 	})
 	for i := range req.Resources {
@@ -42,7 +43,7 @@ func (b *Broker) incrementalAlterConfigs(ctx context.Context, cc *listener.ConnC
 }
 
 func (b *Broker) alterIncremental(ctx context.Context, cc *listener.ConnContext, rr *kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) *apiError {
-	if repeated(len(rr.Configs), func(i int) string { return rr.Configs[i].Name }) != nil {
+	if kafkareq.Repeated(len(rr.Configs), func(i int) string { return rr.Configs[i].Name }) != nil {
 		return newAPIError(kerr.InvalidRequest, "a config appears more than once for the resource")
 	}
 	var nulls []string

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkacode"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
@@ -83,12 +84,12 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 		return t
 	}
 	r, err := b.topics.Resolve(ctx, name)
-	if isNotFound(err) && autoCreate {
+	if kafkacode.IsNotFound(err) && autoCreate {
 		r, err = b.createTopic(ctx, cc, name, uint32(b.cfg.AutoCreatePartitions), iggy.TopicOptions{})
 	}
 	if err != nil {
-		t.ErrorCode = topicErrorCode(err)
-		if !isNotFound(err) {
+		t.ErrorCode = kafkacode.ForTopic(err)
+		if !kafkacode.IsNotFound(err) {
 			b.logEntry(slog.LevelWarn, logMetadataLookup, "metadata: topic lookup failed", "conn", cc.ID, "topic", name, "kafka_error", t.ErrorCode, "err", err)
 		}
 		return t
@@ -107,7 +108,7 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 	var out []kmsg.MetadataResponseTopic
 	for _, stream := range m.Streams() {
 		topics, err := b.storage(cc).GetTopics(ctx, iggy.Name(stream))
-		if isNotFound(err) {
+		if kafkacode.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
@@ -148,7 +149,7 @@ func (b *Broker) partitionsMetadata(topic string, n uint32) []kmsg.MetadataRespo
 		p.Leader = leader
 		p.LeaderEpoch = -1
 		if !b.bridgeOff() {
-			p.LeaderEpoch = b.epochs.current(partKey{Target: target, Partition: uint32(i)})
+			p.LeaderEpoch = b.data.LeaderEpoch(target, uint32(i))
 		}
 		p.Replicas = []int32{leader}
 		p.ISR = []int32{leader}

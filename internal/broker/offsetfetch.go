@@ -113,7 +113,7 @@ func (b *Broker) fetchOffsets(cc *listener.ConnContext, group string, wanted []o
 	if err != nil {
 		return nil, offsets.ErrorCode(err)
 	}
-	b.noteCommittedPastEnd(group, found)
+	b.data.NoteCommittedPastEnd(group, found)
 	return found, 0
 }
 

@@ -43,23 +43,6 @@ func (b *Broker) coordinatorError(cc *listener.ConnContext, group string) *kerr.
 	return nil
 }
 
-// leads reports whether this gateway leads partition of the Kafka topic.
-func (b *Broker) leads(topic string, partition int32) bool {
-	return b.placement.Leader(topic, partition) == b.nodeID()
-}
-
-// refuseNotLedFetch answers NOT_LEADER_OR_FOLLOWER for every partition of f this gateway
-// does not lead; they are not read.
-func (b *Broker) refuseNotLedFetch(f *fetchRequest) {
-	for _, t := range f.topics {
-		for i := t.start; i < t.end; i++ {
-			if fp := &f.parts[i]; !fp.final && !b.leads(t.kafka, fp.out.Partition) {
-				fp.fail(kerr.NotLeaderForPartition.Code)
-			}
-		}
-	}
-}
-
 // groupRefusal answers a single-group request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 // OffsetCommit, OffsetDelete) that another gateway coordinates, or that waits for the load.
 func groupRefusal(req kmsg.Request, err *kerr.Error) kmsg.Response {

@@ -3,12 +3,13 @@ package broker
 import (
 	"context"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 )
 
-// Storage is what the handlers need of Iggy: topics, their partitions, and the messages in
-// them. *iggy.Client implements it.
+// Storage is what the handlers need of Iggy: topics and their partitions, and what the data
+// plane needs. *iggy.Client implements it.
 type Storage interface {
 	GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error)
 	GetTopics(ctx context.Context, stream iggy.Identifier) ([]iggy.Topic, error)
@@ -17,8 +18,7 @@ type Storage interface {
 	UpdateTopic(ctx context.Context, stream, topic iggy.Identifier, name string, opts iggy.TopicOptions) error
 	DeleteTopic(ctx context.Context, stream, topic iggy.Identifier) error
 	CreatePartitions(ctx context.Context, stream, topic iggy.Identifier, count uint32) error
-	SendBatch(ctx context.Context, stream, topic iggy.Identifier, partition uint32, b *iggy.Batch) (iggy.SendConfirmation, error)
-	PollMessages(ctx context.Context, req iggy.PollRequest) (*iggy.Polled, error)
+	dataplane.Storage // the data plane's reads and writes
 }
 
 var _ Storage = (*iggy.Client)(nil)

@@ -21,13 +21,13 @@ import (
 // message.timestamp.type, compression.type); the others are accepted: stored and reported
 // back exactly, with no effect on Iggy (docs/TOPIC-CONFIGS.md says why for each).
 const (
-	configMaxMessageBytes = "max.message.bytes"
-	configTimestampType   = "message.timestamp.type"
+	configMaxMessageBytes = topicstate.ConfigMaxMessageBytes
+	configTimestampType   = topicstate.ConfigTimestampType
 	configCompressionType = "compression.type"
 
 	cleanupPolicyCompact = "compact"
 	timestampCreateTime  = "CreateTime"
-	timestampAppendTime  = "LogAppendTime"
+	timestampAppendTime  = topicstate.TimestampAppendTime
 	compressionProducer  = "producer"
 	compressionNone      = "uncompressed"
 )

@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
-	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
-	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 // writeNative appends values to partition 0 of an Iggy topic as a native Iggy client would.
@@ -72,7 +69,7 @@ func TestTailCacheAcrossNativeWrites(t *testing.T) {
 	produceKafka(t, ctx, producer, "tc", names("b", 0, 3), names("b", 3, 6))
 	want := append(append(append([]string{"n0", "n1"}, names("a", 0, 9)...), "n2"), names("b", 0, 6)...)
 
-	before := g.b.tail.Stats()
+	before := g.b.Data().TailCacheStats()
 	if before.Resets != 1 {
 		t.Errorf("the native write between the gateway's was not noticed: %+v", before)
 	}
@@ -82,15 +79,16 @@ func TestTailCacheAcrossNativeWrites(t *testing.T) {
 			t.Errorf("from %d: read %v, want %v", from, got, want[from:])
 		}
 	}
-	after := g.b.tail.Stats()
+	after := g.b.Data().TailCacheStats()
 	if after.Hits == before.Hits {
 		t.Error("no fetch was served from the tail cache")
 	}
-	// Only the run after the native write is kept: the first batches were read from Iggy.
-	got, hold := g.b.tail.Read(tailcache.Key{Stream: "kafka", Topic: "tc"}, 2, 18, 1<<20, nil)
-	hold.Release()
-	if len(got) != 0 {
-		t.Error("the run before the native write is still served")
+	// Only the run after the native write is kept: the first batches are read from Iggy.
+	if got := fetchedFrom(t, &g.fetchResp(t, ctx, testutil.FetchPartitionsReq(12, "tc", 2, 0)).Topics[0].Partitions[0], 2); len(got) == 0 || string(got[0].Value) != want[2] {
+		t.Fatalf("fetch from 2: %v", got)
+	}
+	if s := g.b.Data().TailCacheStats(); s.Hits != after.Hits {
+		t.Error("the run before the native write is still served from the tail cache")
 	}
 }
 
@@ -112,7 +110,7 @@ func TestTailCacheKeepsProducerCompression(t *testing.T) {
 			want := names("compressible value compressible value ", 0, 40)
 			produceKafka(t, ctx, producer, "tz", want)
 
-			resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tz", 3, 0))
+			resp := g.fetchResp(t, ctx, testutil.FetchPartitionsReq(12, "tz", 3, 0))
 			p := &resp.Topics[0].Partitions[0]
 			var rb kmsg.RecordBatch
 			if err := rb.ReadFrom(p.RecordBatches); err != nil {
@@ -151,109 +149,10 @@ func TestTailCacheForgetsDeletedTopics(t *testing.T) {
 	}
 	g.mkTopic("kafka", "td", 1)
 	g.writeNative(t, ctx, "td", names("new", 0, 5)...)
-	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "td", 0, 0))
+	resp := g.fetchResp(t, ctx, testutil.FetchPartitionsReq(12, "td", 0, 0))
 	got := fetchedRecords(t, &resp.Topics[0].Partitions[0])
 	if len(got) != 5 || string(got[0].Value) != "new0" || string(got[4].Value) != "new4" {
 		t.Fatalf("read %d records, first %q: want the recreated topic's", len(got), got[0].Value)
-	}
-}
-
-// Partitions another gateway leads are refused (ownership.go) and never cached: only the led
-// partition's batch is cached and served.
-func TestTailCacheOnlyForLedPartitions(t *testing.T) {
-	g := startGateway(t, gatewayOpts{bridge: true, placement: threeGateways{}})
-	g.mkTopic("kafka", "tl", 3)
-	ctx := ctxT(t)
-	// Node 1 (this gateway's id) leads partition 0 alone.
-	for p := range int32(3) {
-		code, _ := g.produceCode(t, producePartitionReq(9, -1, "tl", p, produceBatch(t, 0, [][]byte{[]byte(fmt.Sprint("v", p))}, nil)))
-		if want := map[bool]int16{true: 0, false: kerr.NotLeaderForPartition.Code}[p == 0]; code != want {
-			t.Fatalf("produce to partition %d: code %d, want %d", p, code, want)
-		}
-	}
-	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tl", 0, 0))
-	if got := fetchedRecords(t, &resp.Topics[0].Partitions[0]); len(got) != 1 || string(got[0].Value) != "v0" {
-		t.Fatalf("partition 0: read %v", got)
-	}
-	if s := g.b.tail.Stats(); s.Batches != 1 || s.Hits != 1 {
-		t.Errorf("stats %+v, want partition 0's batch cached and served once", s)
-	}
-}
-
-// movingLeader is a single gateway's placement whose partitions' leader can be changed.
-type movingLeader struct {
-	placement.Single
-	leader *atomic.Int32
-}
-
-func (m movingLeader) Leader(string, int32) int32 { return m.leader.Load() }
-
-// Batches cached while this gateway led a partition are not served once another leads it
-// (the fetch is refused with NOT_LEADER_OR_FOLLOWER), and serve again when the leadership
-// comes back: Iggy's log below the cached run's end cannot have changed meanwhile.
-func TestTailCacheNotServedAfterLeadershipMoves(t *testing.T) {
-	leader := new(atomic.Int32)
-	leader.Store(1)
-	g := startGateway(t, gatewayOpts{bridge: true, placement: movingLeader{leader: leader}})
-	g.mkTopic("kafka", "tm", 1)
-	ctx := ctxT(t)
-	g.produceValues(t, "tm", 0, []byte("v"))
-	leader.Store(2)
-	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tm", 0, 0))
-	if p := &resp.Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code || len(p.RecordBatches) != 0 {
-		t.Fatalf("fetch led elsewhere: code %d, %d bytes", p.ErrorCode, len(p.RecordBatches))
-	}
-	if s := g.b.tail.Stats(); s.Batches != 1 || s.Hits != 0 {
-		t.Errorf("stats %+v, want the batch cached and not served", s)
-	}
-	leader.Store(1)
-	resp = g.fetchResp(t, ctx, fetchPartitionsReq(12, "tm", 0, 0))
-	if got := fetchedRecords(t, &resp.Topics[0].Partitions[0]); len(got) != 1 || string(got[0].Value) != "v" {
-		t.Fatalf("read %v after the leadership came back", got)
-	}
-}
-
-// topicReads counts GetTopic calls.
-type topicReads struct {
-	iggy.API
-	n atomic.Int64
-}
-
-func (c *topicReads) GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error) {
-	c.n.Add(1)
-	return c.API.GetTopic(ctx, stream, topic)
-}
-
-// A fetch behind the high watermark the gateway knows reads no topic offsets from Iggy while
-// the topic's identity was confirmed within knownTopicTTL; one at the known end does, and sees
-// what native clients wrote.
-func TestFetchBehindTheKnownEndSkipsTopicReads(t *testing.T) {
-	tr := &topicReads{}
-	g := startGateway(t, gatewayOpts{bridge: true, wrap: func(a iggy.API) iggy.API { tr.API = a; return tr }})
-	g.mkTopic("kafka", "tk", 1)
-	ctx := ctxT(t)
-	g.produceValues(t, "tk", 0, []byte("a"), []byte("b"))
-	// A first fetch confirms the topic's identity with Iggy; within knownTopicTTL of it, reads
-	// behind the known end trust what the gateway knows.
-	g.fetchResp(t, ctxT(t), fetchPartitionsReq(12, "tk", 0, 0))
-	before := tr.n.Load()
-	for _, offset := range []int64{0, 1} {
-		resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tk", offset, 0))
-		if p := &resp.Topics[0].Partitions[0]; p.HighWatermark != 2 || len(fetchedFrom(t, p, offset)) != int(2-offset) {
-			t.Fatalf("from %d: hw %d", offset, p.HighWatermark)
-		}
-	}
-	if n := tr.n.Load() - before; n != 0 {
-		t.Errorf("%d topic reads behind the known end, want none", n)
-	}
-	g.writeNative(t, ctx, "tk", "native")
-	resp := g.fetchResp(t, ctx, fetchPartitionsReq(12, "tk", 2, 0))
-	p := &resp.Topics[0].Partitions[0]
-	if got := fetchedFrom(t, p, 2); p.HighWatermark != 3 || len(got) != 1 || string(got[0].Value) != "native" {
-		t.Fatalf("at the known end: hw %d, records %v", p.HighWatermark, got)
-	}
-	if n := tr.n.Load() - before; n != 1 {
-		t.Errorf("%d topic reads at the known end, want 1", n)
 	}
 }
 
@@ -298,7 +197,7 @@ func TestTailCacheKeepsRequestFrames(t *testing.T) {
 			if err := producer.Flush(ctx); err != nil {
 				t.Fatal(err)
 			}
-			s := g.b.tail.Stats()
+			s := g.b.Data().TailCacheStats()
 			// A request the producer's linger cut small (a frame under the pool's 16 KiB) is
 			// copied even when the others are cached in place.
 			cached := s.Evictions + uint64(s.Batches)
@@ -319,7 +218,7 @@ func TestTailCacheKeepsRequestFrames(t *testing.T) {
 					}
 				}
 			}
-			if g.b.tail.Stats().Hits == s.Hits {
+			if g.b.Data().TailCacheStats().Hits == s.Hits {
 				t.Error("no fetch was served from the tail cache")
 			}
 		})

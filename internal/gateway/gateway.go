@@ -17,6 +17,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
@@ -48,7 +49,7 @@ type Gateway struct {
 	security    *auth.Security
 	stopReload  context.CancelFunc // ends the TLS reload loop
 	reloading   sync.WaitGroup
-	reconnected atomic.Pointer[broker.Broker] // the broker told of Iggy reconnects, once built
+	reconnected atomic.Pointer[dataplane.Plane] // the data plane told of Iggy reconnects, once built
 	servers     []*listener.Server
 	addrs       map[string]string // listener name → bound address
 	failed      chan error
@@ -156,20 +157,20 @@ func (g *Gateway) start(ctx context.Context) error {
 	}
 	g.broker = b
 	if g.metrics != nil {
-		g.metrics.WatchProducers(b.ProducerUsage())
+		g.metrics.WatchProducers(b.Data().ProducerUsage())
 	}
 	g.watchTailCache()
 	if cfg.Bridge.Enabled {
-		if err := b.LoadEpochs(ctx); err != nil {
+		if err := b.Data().LoadEpochs(ctx); err != nil {
 			return fmt.Errorf("loading leader epochs from Iggy stream %q, topic %q: %w", offsets.DefaultStream, offsets.EpochTopic, err)
 		}
-		g.reconnected.Store(b)
+		g.reconnected.Store(b.Data())
 	}
 	g.watchGroups()
 	return g.listen()
 }
 
-// iggyReconnected is the Iggy client's reconnect hook: the broker checks for lost tails.
+// iggyReconnected is the Iggy client's reconnect hook: the data plane checks for lost tails.
 func (g *Gateway) iggyReconnected() {
 	if b := g.reconnected.Load(); b != nil {
 		b.IggyReconnected()
@@ -247,7 +248,7 @@ func (g *Gateway) shutdown() {
 	}
 	wg.Wait()
 	g.serving.Wait()
-	g.broker.StopTruncationChecks()
+	g.broker.Data().Close()
 	g.closeOffsets()
 	g.closeCluster()
 }

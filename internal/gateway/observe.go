@@ -99,7 +99,7 @@ func (g *Gateway) watchTailCache() {
 	}
 	b := g.broker
 	g.metrics.WatchTailCache(func() metrics.TailCacheStats {
-		s := b.TailCacheStats()
+		s := b.Data().TailCacheStats()
 		return metrics.TailCacheStats{Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions, Resets: s.Resets,
 			Invalidations: s.Invalidations, Batches: s.Batches, Bytes: s.Bytes, Limit: s.Limit}
 	})

@@ -1,8 +1,10 @@
-package broker
+package dataplane
 
 import (
 	"sync"
 	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 type dataCounts struct {
@@ -30,7 +32,7 @@ func TestDataObserverCountsRecordsPerTopic(t *testing.T) {
 	g := startGateway(t, gatewayOpts{bridge: true, data: d})
 	g.mkTopic("kafka", "seen", 1)
 	g.produceValues(t, "seen", 0, []byte("a"), []byte("bb"), []byte("ccc"))
-	resp := g.fetchResp(t, ctxT(t), fetchPartitionsReq(12, "seen", 0, 0))
+	resp := g.fetchResp(t, ctxT(t), testutil.FetchPartitionsReq(12, "seen", 0, 0))
 	batch := len(resp.Topics[0].Partitions[0].RecordBatches)
 	d.mu.Lock()
 	defer d.mu.Unlock()

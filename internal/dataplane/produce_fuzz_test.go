@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"testing"
@@ -16,12 +16,12 @@ import (
 // declare.
 func FuzzProduceConvert(f *testing.F) {
 	values := [][]byte{[]byte("a"), nil, {}, []byte("value")}
-	f.Add(int16(9), produceBatch(f, 0, values, nil))
-	f.Add(int16(9), produceBatch(f, 1, values, gzipBody))
-	f.Add(int16(9), produceBatch(f, 4, values, zstdBody))
-	f.Add(int16(6), produceBatch(f, 4, values, zstdBody))
-	f.Add(int16(9), append(produceBatch(f, 0, values, nil), produceBatch(f, 0x10, values, nil)...))
-	f.Add(int16(9), frameBatch(4, 0, 1, testutil.ZstdRLEBomb(64)))
+	f.Add(int16(9), testutil.ProduceBatch(f, 0, values, nil))
+	f.Add(int16(9), testutil.ProduceBatch(f, 1, values, testutil.GzipBody))
+	f.Add(int16(9), testutil.ProduceBatch(f, 4, values, testutil.ZstdBody))
+	f.Add(int16(6), testutil.ProduceBatch(f, 4, values, testutil.ZstdBody))
+	f.Add(int16(9), append(testutil.ProduceBatch(f, 0, values, nil), testutil.ProduceBatch(f, 0x10, values, nil)...))
+	f.Add(int16(9), testutil.FrameBatch(4, 0, 1, testutil.ZstdRLEBomb(64)))
 	const budget = 1 << 20
 	f.Fuzz(func(t *testing.T, version int16, records []byte) {
 		var c converter

@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"context"
@@ -21,12 +21,12 @@ import (
 
 // LoadEpochs reads the leader-epoch log (Options.Epochs), so that Metadata, Fetch and
 // OffsetsForLeaderEpoch answer with the epochs recorded before this start.
-func (b *Broker) LoadEpochs(ctx context.Context) error { return b.epochs.refresh(ctx) }
+func (dp *Plane) LoadEpochs(ctx context.Context) error { return dp.epochs.refresh(ctx) }
 
 // readOffsets applies offsets ip of k that a request read from Iggy and returns the offsets
 // to answer with. A high watermark below the known one is confirmed with a fresh read; a
 // confirmed drop is a truncation (truncated).
-func (b *Broker) readOffsets(ctx context.Context, s Storage, k partKey, st *partState, ip *iggy.Partition) (*iggy.Partition, error) {
+func (dp *Plane) readOffsets(ctx context.Context, s Storage, k partKey, st *partState, ip *iggy.Partition) (*iggy.Partition, error) {
 	if !st.observe(ip) {
 		return ip, nil
 	}
@@ -35,12 +35,12 @@ func (b *Broker) readOffsets(ctx context.Context, s Storage, k partKey, st *part
 	if err != nil {
 		return nil, err
 	}
-	fresh, ok := partitionOf(topic, int32(k.Partition))
+	fresh, ok := PartitionOf(topic, int32(k.Partition))
 	if !ok {
 		return nil, kerr.UnknownTopicOrPartition
 	}
 	if from, to, truncated := st.confirmDrop(fresh, known); truncated {
-		b.truncated(ctx, k, from, to)
+		dp.truncated(ctx, k, from, to)
 	}
 	return fresh, nil
 }
@@ -48,34 +48,34 @@ func (b *Broker) readOffsets(ctx context.Context, s Storage, k partKey, st *part
 // truncated handles a detected truncation of k from log end from back to to: an error log,
 // the metrics hook, a new leader epoch starting at to, and the tail cache forgetting the
 // partition (its batches may hold offsets Iggy has handed to other records since).
-func (b *Broker) truncated(ctx context.Context, k partKey, from, to uint64) {
-	b.tail.Invalidate(tailKey(k))
-	if b.onTruncation != nil {
-		b.onTruncation()
+func (dp *Plane) truncated(ctx context.Context, k partKey, from, to uint64) {
+	dp.tail.Invalidate(tailKey(k))
+	if dp.onTruncation != nil {
+		dp.onTruncation()
 	}
-	epoch, recorded, err := b.epochs.bump(ctx, k, from, to, time.Now())
+	epoch, recorded, err := dp.epochs.bump(ctx, k, from, to, time.Now())
 	args := []any{"iggy_stream", k.Stream, "iggy_topic", k.Topic, "partition", k.Partition,
 		"old_end", from, "new_end", to, "lost_records", from - to, "leader_epoch", epoch}
 	switch {
 	case err != nil:
-		b.log.Error("partition log truncated: Iggy lost records the gateway had seen; the new leader epoch could not be stored, so other gateways and the next start do not know it",
+		dp.log.Error("partition log truncated: Iggy lost records the gateway had seen; the new leader epoch could not be stored, so other gateways and the next start do not know it",
 			append(args, "err", err)...)
 	case recorded:
-		b.log.Error("partition log truncated: Iggy lost records the gateway had seen; leader epoch bumped so that consumers validating their position move back to where the log diverged", args...)
+		dp.log.Error("partition log truncated: Iggy lost records the gateway had seen; leader epoch bumped so that consumers validating their position move back to where the log diverged", args...)
 	default:
-		b.log.Error("partition log truncated: Iggy lost records the gateway had seen; another gateway already bumped the leader epoch", args...)
+		dp.log.Error("partition log truncated: Iggy lost records the gateway had seen; another gateway already bumped the leader epoch", args...)
 	}
 }
 
-// noteCommittedPastEnd logs committed offsets beyond the known end of their partition (left
+// NoteCommittedPastEnd logs committed offsets beyond the known end of their partition (left
 // by a truncation), once per partition and end. They are answered as stored, as Kafka does:
 // a consumer starting there validates the position with its leader epoch
 // (OffsetForLeaderEpoch) or gets OFFSET_OUT_OF_RANGE and applies auto.offset.reset.
-func (b *Broker) noteCommittedPastEnd(group string, found []offsets.TopicOffsets) {
-	if b.bridgeOff() {
+func (dp *Plane) NoteCommittedPastEnd(group string, found []offsets.TopicOffsets) {
+	if dp.bridgeOff() {
 		return
 	}
-	m := b.topics.Map()
+	m := dp.topics.Map()
 	for _, t := range found {
 		target := m.Resolve(t.Topic)
 		for _, p := range t.Partitions {
@@ -83,9 +83,9 @@ func (b *Broker) noteCommittedPastEnd(group string, found []offsets.TopicOffsets
 				continue
 			}
 			k := partKey{Target: target, Partition: uint32(p.Partition)}
-			if hw, first := b.data.committedPastEnd(k, uint64(p.Offset)); first {
-				b.log.Warn("committed offset is past the end of its partition (the log was truncated); answered as stored, the consumer validates it with its leader epoch or applies auto.offset.reset",
-					"group", group, "topic", t.Topic, "partition", p.Partition, "committed", p.Offset, "log_end", hw, "leader_epoch", b.epochs.current(k))
+			if hw, first := dp.data.committedPastEnd(k, uint64(p.Offset)); first {
+				dp.log.Warn("committed offset is past the end of its partition (the log was truncated); answered as stored, the consumer validates it with its leader epoch or applies auto.offset.reset",
+					"group", group, "topic", t.Topic, "partition", p.Partition, "committed", p.Offset, "log_end", hw, "leader_epoch", dp.epochs.current(k))
 			}
 		}
 	}
@@ -107,27 +107,27 @@ type truncationCheck struct {
 // IggyReconnected is the Iggy client's reconnect hook (iggy.Config.OnReconnect): Iggy may
 // have restarted and lost tails, so the offsets of every partition the gateway keeps state
 // for are read again, in the background.
-func (b *Broker) IggyReconnected() {
-	c := &b.truncCheck
+func (dp *Plane) IggyReconnected() {
+	c := &dp.truncCheck
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.stopped || b.bridgeOff():
+	case c.stopped || dp.bridgeOff():
 	case c.running:
 		c.again = true
 	default:
 		// Writes confirmed from now on went to the restarted Iggy: only they can start where
 		// a truncated log continues (partState.confirmDrop).
-		b.data.forgetWrites()
+		dp.data.forgetWrites()
 		c.running = true
-		c.wg.Go(b.runTruncationChecks)
+		c.wg.Go(dp.runTruncationChecks)
 	}
 }
 
-func (b *Broker) runTruncationChecks() {
-	c := &b.truncCheck
+func (dp *Plane) runTruncationChecks() {
+	c := &dp.truncCheck
 	for {
-		b.checkKnownPartitions()
+		dp.checkKnownPartitions()
 		c.mu.Lock()
 		if !c.again || c.stopped {
 			c.running = false
@@ -141,8 +141,8 @@ func (b *Broker) runTruncationChecks() {
 
 // StopTruncationChecks makes reconnects start no more checks and waits for a running one.
 // Call it when shutting down, before the Iggy client is closed.
-func (b *Broker) StopTruncationChecks() {
-	c := &b.truncCheck
+func (dp *Plane) StopTruncationChecks() {
+	c := &dp.truncCheck
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
@@ -151,23 +151,23 @@ func (b *Broker) StopTruncationChecks() {
 
 // checkKnownPartitions reads the offsets of every topic the gateway keeps partition state
 // for and applies them (readOffsets), which detects truncations.
-func (b *Broker) checkKnownPartitions() {
-	d := &b.data
+func (dp *Plane) checkKnownPartitions() {
+	d := &dp.data
 	d.mu.Lock()
 	known := make(map[topicmap.Target][]partKey)
 	for k := range d.parts {
 		known[k.Target] = append(known[k.Target], k)
 	}
 	d.mu.Unlock()
-	s := b.storage(nil)
+	s := dp.storage(nil)
 	for t, keys := range known {
 		ctx, cancel := context.WithTimeout(context.Background(), reconnectCheckTimeout)
 		topic, err := s.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 		if err == nil {
-			b.noteTopicOf(t, topic)
+			dp.noteTopicOf(t, topic)
 			for _, k := range keys {
-				if ip, ok := partitionOf(topic, int32(k.Partition)); ok {
-					_, _ = b.readOffsets(ctx, s, k, b.data.part(k), ip)
+				if ip, ok := PartitionOf(topic, int32(k.Partition)); ok {
+					_, _ = dp.readOffsets(ctx, s, k, dp.data.part(k), ip)
 				}
 			}
 		}
@@ -178,7 +178,7 @@ func (b *Broker) checkKnownPartitions() {
 // committedPastEnd reports whether committed lies past k's known high watermark (state the
 // gateway keeps; none is created here), and whether that is the first report for k at this
 // high watermark.
-func (d *dataPlane) committedPastEnd(k partKey, committed uint64) (hw uint64, first bool) {
+func (d *partitions) committedPastEnd(k partKey, committed uint64) (hw uint64, first bool) {
 	d.mu.Lock()
 	st := d.parts[k]
 	d.mu.Unlock()
@@ -201,7 +201,7 @@ func (d *dataPlane) committedPastEnd(k partKey, committed uint64) (hw uint64, fi
 }
 
 // forgetWrites makes every partition's state forget the writes confirmed so far.
-func (d *dataPlane) forgetWrites() {
+func (d *partitions) forgetWrites() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, st := range d.parts {

@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"context"
@@ -19,28 +19,28 @@ func tailKey(k partKey) tailcache.Key {
 }
 
 // TailCacheStats reports what the tail cache did and holds (zero when it is off).
-func (b *Broker) TailCacheStats() tailcache.Stats { return b.tail.Stats() }
+func (dp *Plane) TailCacheStats() tailcache.Stats { return dp.tail.Stats() }
 
 // cacheWritten puts p's batches, which Iggy confirmed at offsets from base, in the tail
 // cache; gen is the cache's generation taken before the send.
-func (b *Broker) cacheWritten(p *producePart, gen, base uint64) {
-	if b.tail == nil {
+func (dp *Plane) cacheWritten(p *producePart, gen, base uint64) {
+	if dp.tail == nil {
 		return
 	}
-	if p.records == nil || !b.leads(p.kafka, p.out.Partition) {
+	if p.records == nil || !dp.leads(p.kafka, p.out.Partition) {
 		// Not cacheable: the run must not continue across these offsets, and a later
 		// write's base offset will not continue it either (a gap), so nothing to do.
 		return
 	}
-	k, epoch := tailKey(p.key), b.epochs.current(p.key)
+	k, epoch := tailKey(p.key), dp.epochs.current(p.key)
 	var err error
 	if p.shared != nil {
-		err = b.tail.PutShared(p.shared, k, gen, base, p.records, epoch)
+		err = dp.tail.PutShared(p.shared, k, gen, base, p.records, epoch)
 	} else {
-		err = b.tail.Put(k, gen, base, p.records, epoch)
+		err = dp.tail.Put(k, gen, base, p.records, epoch)
 	}
 	if err != nil {
-		b.log.Debug("produce: batches not cached", "topic", p.kafka, "partition", p.key.Partition, "err", err)
+		dp.log.Debug("produce: batches not cached", "topic", p.kafka, "partition", p.key.Partition, "err", err)
 	}
 }
 
@@ -50,15 +50,15 @@ func (b *Broker) cacheWritten(p *producePart, gen, base uint64) {
 // pool once the cache and the request let go. The caller calls the returned function once
 // its sends are done. Nothing changes (copies) when the cache is off, nothing is cacheable
 // or the frame was not read into a pooled buffer.
-func (b *Broker) shareFrame(ctx context.Context, ready []producePart) (done func()) {
-	if b.tail == nil || !slices.ContainsFunc(ready, func(p producePart) bool { return p.records != nil }) {
+func (dp *Plane) shareFrame(ctx context.Context, ready []producePart) (done func()) {
+	if dp.tail == nil || !slices.ContainsFunc(ready, func(p producePart) bool { return p.records != nil }) {
 		return func() {}
 	}
 	frame := listener.TakeFrame(ctx)
 	if frame == nil {
 		return func() {}
 	}
-	shared := b.tail.Share(frame)
+	shared := dp.tail.Share(frame)
 	if shared == nil {
 		// Larger than the whole cache: the batches are not cached, but they are still read
 		// until the sends are done, so the frame goes back to the pool only then.
@@ -74,12 +74,12 @@ func (b *Broker) shareFrame(ctx context.Context, ready []producePart) (done func
 // whether it did. Like an Iggy read it returns whole batches up to r.limit, the first one
 // whatever its size when minOne, none past r.hw; the first batch may begin before r.from
 // (clients skip the records before their fetch offset, as with Kafka's batches).
-func (b *Broker) serveTail(fp *fetchPart, r *readRange, minOne bool) bool {
-	if b.tail == nil || !b.leads(fp.topic, fp.out.Partition) {
+func (dp *Plane) serveTail(fp *fetchPart, r *readRange, minOne bool) bool {
+	if dp.tail == nil || !dp.leads(fp.topic, fp.out.Partition) {
 		return false
 	}
 	var scratch [16][]byte
-	views, hold := b.tail.Read(tailKey(r.key), r.from, r.hw, r.limit, scratch[:0])
+	views, hold := dp.tail.Read(tailKey(r.key), r.from, r.hw, r.limit, scratch[:0])
 	switch {
 	case len(views) == 0:
 		return false

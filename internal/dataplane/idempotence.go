@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/kafkacode"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
@@ -124,17 +125,17 @@ func (pp *producerPart) clearUncertain(id int64, u *uncertainWrite) {
 }
 
 // ProducerUsage counts the producers the partitions remember and their memory, for /metrics.
-func (b *Broker) ProducerUsage() *producers.Usage { return b.idem.limits.Usage }
+func (dp *Plane) ProducerUsage() *producers.Usage { return dp.idem.limits.Usage }
 
 // sendIdempotent writes p, an idempotent batch, at its turn: Check decides whether it is
 // written, answered as a duplicate of an earlier write, refused, or has to wait for the
 // producer's write in flight.
-func (b *Broker) sendIdempotent(ctx context.Context, cc *listener.ConnContext, p *producePart) {
-	s := b.storage(cc)
-	pp, err := b.rebuiltPart(ctx, s, p.key)
+func (dp *Plane) sendIdempotent(ctx context.Context, cc *listener.ConnContext, p *producePart) {
+	s := dp.storage(cc)
+	pp, err := dp.rebuiltPart(ctx, s, p.key)
 	if err != nil {
-		p.out.ErrorCode = dataErrorCode(err, false)
-		b.log.Warn("produce: rebuilding the partition's producer state failed", "conn", cc.ID, "topic", p.kafka,
+		p.out.ErrorCode = kafkacode.ForData(err, false)
+		dp.log.Warn("produce: rebuilding the partition's producer state failed", "conn", cc.ID, "topic", p.kafka,
 			"partition", p.key.Partition, "kafka_error", p.out.ErrorCode, "err", err)
 		return
 	}
@@ -142,21 +143,21 @@ func (b *Broker) sendIdempotent(ctx context.Context, cc *listener.ConnContext, p
 		d := pp.state.Check(*p.producer)
 		switch d.Outcome {
 		case producers.Append:
-			b.appendIdempotent(ctx, s, cc, p, pp, d.Pending)
+			dp.appendIdempotent(ctx, s, cc, p, pp, d.Pending)
 			return
 		case producers.Duplicate:
 			p.out.BaseOffset = d.BaseOffset
 			return
 		case producers.Refuse:
 			p.out.ErrorCode = d.Err.Code
-			b.logEntry(slog.LevelInfo, logIdempotentRefused, "produce: idempotent batch refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", p.kafka,
+			dp.logEntry(slog.LevelInfo, logIdempotentRefused, "produce: idempotent batch refused", "conn", cc.ID, "client_id", cc.ClientID(), "topic", p.kafka,
 				"partition", p.key.Partition, "producer_id", p.producer.ProducerID, "epoch", p.producer.Epoch,
 				"sequence", p.producer.FirstSeq, "records", p.producer.Records, "kafka_error", d.Err.Code)
 			return
 		case producers.Wait:
 			if u := pp.uncertain(p.producer.ProducerID); u != nil {
 				// An earlier write of the producer was left uncertain: find out first.
-				if err := b.resolveUncertain(ctx, s, p.key, pp, u); err != nil {
+				if err := dp.resolveUncertain(ctx, s, p.key, pp, u); err != nil {
 					p.out.ErrorCode = kerr.RequestTimedOut.Code
 					return
 				}
@@ -175,10 +176,10 @@ func (b *Broker) sendIdempotent(ctx context.Context, cc *listener.ConnContext, p
 // appendIdempotent writes p and settles pending with the outcome. When the outcome is
 // uncertain it reads the partition back before answering, so the batch is neither lost nor,
 // on the client's retry, written twice.
-func (b *Broker) appendIdempotent(ctx context.Context, s Storage, cc *listener.ConnContext, p *producePart, pp *producerPart, pending *producers.Pending) {
-	st := b.data.part(p.key)
+func (dp *Plane) appendIdempotent(ctx context.Context, s Storage, cc *listener.ConnContext, p *producePart, pp *producerPart, pending *producers.Pending) {
+	st := dp.data.part(p.key)
 	from := st.highWatermark()
-	base, err := b.write(ctx, s, cc, p)
+	base, err := dp.write(ctx, s, cc, p)
 	switch {
 	case err == nil:
 		pending.Commit(base)
@@ -190,7 +191,7 @@ func (b *Broker) appendIdempotent(ctx context.Context, s Storage, cc *listener.C
 	pending.MarkUncertain()
 	u := &uncertainWrite{pending: pending, from: from}
 	pp.setUncertain(p.producer.ProducerID, u)
-	if rerr := b.resolveUncertain(ctx, s, p.key, pp, u); rerr != nil {
+	if rerr := dp.resolveUncertain(ctx, s, p.key, pp, u); rerr != nil {
 		// Still unknown: the producer's next batches on this partition wait until a later
 		// read-back tells (docs/IDEMPOTENCE.md §5).
 		return
@@ -198,14 +199,14 @@ func (b *Broker) appendIdempotent(ctx context.Context, s Storage, cc *listener.C
 	if off, found, _ := u.pending.Result(); found {
 		p.out.ErrorCode, p.out.BaseOffset = 0, off
 		st.advance(uint64(off)+uint64(p.producer.Records), 0, 0)
-		b.log.Info("produce: uncertain write found in the partition; answered as written", "conn", cc.ID, "topic", p.kafka,
+		dp.log.Info("produce: uncertain write found in the partition; answered as written", "conn", cc.ID, "topic", p.kafka,
 			"partition", p.key.Partition, "producer_id", p.producer.ProducerID, "sequence", p.producer.FirstSeq, "offset", off)
 	}
 }
 
 // resolveUncertain reads the partition back from u.from and commits u's batch at the offset
 // where it is found, or aborts it when it is not there. An error leaves it uncertain.
-func (b *Broker) resolveUncertain(ctx context.Context, s Storage, k partKey, pp *producerPart, u *uncertainWrite) error {
+func (dp *Plane) resolveUncertain(ctx context.Context, s Storage, k partKey, pp *producerPart, u *uncertainWrite) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if _, _, done := u.pending.Result(); done {
@@ -225,14 +226,14 @@ func (b *Broker) resolveUncertain(ctx context.Context, s Storage, k partKey, pp 
 	// than a rebuild would.
 	last := 0
 	if u.from == 0 {
-		last = max(b.idem.tail, maxPollCount)
+		last = max(dp.idem.tail, maxPollCount)
 	}
-	err := b.scanTail(ctx, s, k, u.from, last, func(msgs []iggy.PolledMessage) bool {
+	err := dp.scanTail(ctx, s, k, u.from, last, func(msgs []iggy.PolledMessage) bool {
 		base, found = producers.FindBatch(msgs, batch)
 		return !found
 	})
 	if err != nil {
-		b.log.Warn("produce: reading back an uncertain write failed; the producer waits on this partition", "iggy_stream", k.Stream,
+		dp.log.Warn("produce: reading back an uncertain write failed; the producer waits on this partition", "iggy_stream", k.Stream,
 			"iggy_topic", k.Topic, "partition", k.Partition, "producer_id", batch.ProducerID, "sequence", batch.FirstSeq, "err", err)
 		return err
 	}
@@ -247,15 +248,15 @@ func (b *Broker) resolveUncertain(ctx context.Context, s Storage, k partKey, pp 
 
 // rebuiltPart returns k's producer state, rebuilt from the partition's last messages when
 // this is its first idempotent write since the gateway started or the placement changed.
-func (b *Broker) rebuiltPart(ctx context.Context, s Storage, k partKey) (*producerPart, error) {
-	pp := b.idem.part(k, placement.Generation(b.placement))
+func (dp *Plane) rebuiltPart(ctx context.Context, s Storage, k partKey) (*producerPart, error) {
+	pp := dp.idem.part(k, placement.Generation(dp.placement))
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	if pp.rebuilt {
 		return pp, nil
 	}
 	var corrupt error
-	err := b.scanTail(ctx, s, k, 0, b.idem.tail, func(msgs []iggy.PolledMessage) bool {
+	err := dp.scanTail(ctx, s, k, 0, dp.idem.tail, func(msgs []iggy.PolledMessage) bool {
 		if err := pp.state.Rebuild(msgs); err != nil && corrupt == nil {
 			corrupt = err
 		}
@@ -265,7 +266,7 @@ func (b *Broker) rebuiltPart(ctx context.Context, s Storage, k partKey) (*produc
 		return nil, err
 	}
 	if corrupt != nil {
-		b.log.Error("produce: producer state rebuilt without messages whose producer headers are corrupt", "iggy_stream", k.Stream,
+		dp.log.Error("produce: producer state rebuilt without messages whose producer headers are corrupt", "iggy_stream", k.Stream,
 			"iggy_topic", k.Topic, "partition", k.Partition, "err", corrupt)
 	}
 	pp.rebuilt = true
@@ -276,17 +277,17 @@ func (b *Broker) rebuiltPart(ctx context.Context, s Storage, k partKey) (*produc
 // hands each poll's messages to visit until it returns false. It starts at from, or, when
 // last > 0, at the last messages before the end if that is later. The messages are valid only
 // during visit.
-func (b *Broker) scanTail(ctx context.Context, s Storage, k partKey, from uint64, last int, visit func([]iggy.PolledMessage) bool) error {
+func (dp *Plane) scanTail(ctx context.Context, s Storage, k partKey, from uint64, last int, visit func([]iggy.PolledMessage) bool) error {
 	topic, err := s.GetTopic(ctx, iggy.Name(k.Stream), iggy.Name(k.Topic))
 	if err != nil {
 		return err
 	}
-	ip, ok := partitionOf(topic, int32(k.Partition))
+	ip, ok := PartitionOf(topic, int32(k.Partition))
 	if !ok {
 		return &iggy.Error{Code: iggy.CodePartitionNotFound, Op: "get_topic"}
 	}
-	b.data.part(k).observe(ip)
-	end := highWatermark(ip)
+	dp.data.part(k).observe(ip)
+	end := HighWatermark(ip)
 	if last > 0 && end > uint64(last) {
 		from = max(from, end-uint64(last))
 	}

@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"fmt"
@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -19,14 +20,14 @@ func TestFetchOfMissingPartitionsKeepsNoState(t *testing.T) {
 	for i := range partitions {
 		partitions[i] = int32(i)
 	}
-	resp := g.fetchResp(t, ctxT(t), fetchPartitionsReq(12, "real", 0, partitions...))
+	resp := g.fetchResp(t, ctxT(t), testutil.FetchPartitionsReq(12, "real", 0, partitions...))
 	for _, p := range resp.Topics[0].Partitions[1:] {
 		if p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 			t.Fatalf("partition %d: code %d, want UNKNOWN_TOPIC_OR_PARTITION", p.Partition, p.ErrorCode)
 		}
 	}
 	for i := range 100 {
-		req := fetchPartitionsReq(12, fmt.Sprintf("missing-%d", i), 0, partitions[:50]...)
+		req := testutil.FetchPartitionsReq(12, fmt.Sprintf("missing-%d", i), 0, partitions[:50]...)
 		if p := g.fetchResp(t, ctxT(t), req).Topics[0].Partitions[0]; p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 			t.Fatalf("missing topic: code %d, want UNKNOWN_TOPIC_OR_PARTITION", p.ErrorCode)
 		}
@@ -44,19 +45,14 @@ func TestDeleteTopicDropsPartitionState(t *testing.T) {
 	for _, topic := range []string{"doomed", "kept"} {
 		g.produceValues(t, topic, 0, []byte("v"))
 	}
-	g.fetchResp(t, ctxT(t), fetchPartitionsReq(12, "doomed", 0, 0, 1))
+	g.fetchResp(t, ctxT(t), testutil.FetchPartitionsReq(12, "doomed", 0, 0, 1))
 	if n := g.b.data.partStates(); n != 3 {
 		t.Fatalf("state kept for %d partitions, want 3", n)
 	}
-	req := kmsg.NewPtrDeleteTopicsRequest()
-	req.Version, req.TopicNames = 3, []string{"doomed"}
-	resp, err := g.b.deleteTopics(ctxT(t), dataConn, req)
-	if err != nil {
+	if err := g.iggy.DeleteTopic(ctxT(t), iggy.Name("kafka"), iggy.Name("doomed")); err != nil {
 		t.Fatal(err)
 	}
-	if code := resp.(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode; code != 0 {
-		t.Fatalf("delete: code %d", code)
-	}
+	g.b.TopicDeleted(g.b.topics.Map().Resolve("doomed"), true) // as DeleteTopics tells it
 	if n := g.b.data.partStates(); n != 1 {
 		t.Errorf("state kept for %d partitions after the delete, want 1 (kept/0)", n)
 	}
@@ -65,7 +61,7 @@ func TestDeleteTopicDropsPartitionState(t *testing.T) {
 // The kept state is bounded, and idle state is dropped, except what fetches wait on.
 func TestPartStateBoundAndIdleDrop(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	d := &dataPlane{clock: func() time.Time { return now }}
+	d := &partitions{clock: func() time.Time { return now }}
 	key := func(i int) partKey {
 		return partKey{Target: topicmap.Target{Stream: "s", Topic: "t"}, Partition: uint32(i)}
 	}

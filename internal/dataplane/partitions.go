@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"context"
@@ -64,8 +64,8 @@ func (k partKey) pollRequest(strategy iggy.PollingStrategy, count uint32) iggy.P
 	}
 }
 
-// dataPlane is the Broker's data-path state. The zero value is ready to use.
-type dataPlane struct {
+// partitions is the Broker's data-path state. The zero value is ready to use.
+type partitions struct {
 	mu      sync.Mutex
 	parts   map[partKey]*partState
 	swept   time.Time        // when parts was last swept of idle state
@@ -102,7 +102,7 @@ func laneOf(cc *listener.ConnContext, k partKey, prod *producers.Batch) laneKey 
 // sendTurn is one send's place on its lane: the sends on a lane are made one after the other,
 // in the order they were queued. A lane exists while it has sends queued.
 type sendTurn struct {
-	d    *dataPlane
+	d    *partitions
 	key  laneKey
 	prev chan struct{} // closed when the previous send on the lane is done
 	done chan struct{}
@@ -110,7 +110,7 @@ type sendTurn struct {
 
 // queueSend queues a send on lane key behind the ones queued before. The caller must call
 // finish on the turn once the send is done (or given up).
-func (d *dataPlane) queueSend(key laneKey) *sendTurn {
+func (d *partitions) queueSend(key laneKey) *sendTurn {
 	t := &sendTurn{d: d, key: key, prev: noWait, done: make(chan struct{})}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -141,7 +141,7 @@ func (t *sendTurn) finish() {
 
 // acquireDecode waits for one of a bounded number of Produce decode slots (at least 4, one
 // per CPU on larger machines) and returns its release function, or ctx's error.
-func (d *dataPlane) acquireDecode(ctx context.Context) (release func(), err error) {
+func (d *partitions) acquireDecode(ctx context.Context) (release func(), err error) {
 	d.mu.Lock()
 	if d.decodes == nil {
 		d.decodes = make(chan struct{}, max(4, runtime.GOMAXPROCS(0)))
@@ -158,7 +158,7 @@ func (d *dataPlane) acquireDecode(ctx context.Context) (release func(), err erro
 
 // partState is what is known about one partition.
 type partState struct {
-	lastUse time.Time // guarded by dataPlane.mu
+	lastUse time.Time // guarded by partitions.mu
 
 	mu        sync.Mutex
 	hw        uint64 // high watermark last seen or written
@@ -207,7 +207,7 @@ func (w *waiter) wake() {
 // part returns the state of k, creating it on first use. Callers pass only partitions Iggy
 // confirmed exists: state is kept between requests, and requests naming partitions that do
 // not exist must not add to it.
-func (d *dataPlane) part(k partKey) *partState {
+func (d *partitions) part(k partKey) *partState {
 	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -230,7 +230,7 @@ func (d *dataPlane) part(k partKey) *partState {
 }
 
 // known returns the state of k when there is one, without creating it.
-func (d *dataPlane) known(k partKey) *partState {
+func (d *partitions) known(k partKey) *partState {
 	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -275,23 +275,23 @@ func (s *partState) noteTopic(id uint32, created uint64, read time.Time) (replac
 // noteTopic records the Iggy topic (id, creation time) of partition k, read from Iggy at read
 // (zero: known from a resolution that may be older, as a Produce's); a topic created again
 // under the same name also drops the old one's batches from the tail cache.
-func (b *Broker) noteTopic(k partKey, st *partState, id uint32, created uint64, read time.Time) {
+func (dp *Plane) noteTopic(k partKey, st *partState, id uint32, created uint64, read time.Time) {
 	if st.noteTopic(id, created, read) {
-		b.tail.Invalidate(tailKey(k))
+		dp.tail.Invalidate(tailKey(k))
 	}
 }
 
 // noteTopicOf records topic as the Iggy topic of t's partitions the gateway keeps state for.
-func (b *Broker) noteTopicOf(t topicmap.Target, topic *iggy.Topic) {
+func (dp *Plane) noteTopicOf(t topicmap.Target, topic *iggy.Topic) {
 	for i := range topic.Partitions {
 		k := partKey{Target: t, Partition: topic.Partitions[i].ID}
-		if st := b.data.known(k); st != nil {
-			b.noteTopic(k, st, topic.ID, topic.CreatedAt, b.data.now())
+		if st := dp.data.known(k); st != nil {
+			dp.noteTopic(k, st, topic.ID, topic.CreatedAt, dp.data.now())
 		}
 	}
 }
 
-func (d *dataPlane) now() time.Time {
+func (d *partitions) now() time.Time {
 	if d.clock != nil {
 		return d.clock()
 	}
@@ -300,7 +300,7 @@ func (d *dataPlane) now() time.Time {
 
 // sweepLocked drops the state of partitions idle for partIdleTTL and, while the bound is met,
 // of those idle for partMinAge. State that fetches wait on is kept.
-func (d *dataPlane) sweepLocked(now time.Time) {
+func (d *partitions) sweepLocked(now time.Time) {
 	d.swept = now
 	for _, idle := range []time.Duration{partIdleTTL, partMinAge} {
 		for k, st := range d.parts {
@@ -316,7 +316,7 @@ func (d *dataPlane) sweepLocked(now time.Time) {
 
 // dropTopic forgets the partitions of a deleted topic (a topic created under its name starts
 // afresh), except those fetches still wait on.
-func (d *dataPlane) dropTopic(t topicmap.Target) {
+func (d *partitions) dropTopic(t topicmap.Target) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for k, st := range d.parts {
@@ -327,7 +327,7 @@ func (d *dataPlane) dropTopic(t topicmap.Target) {
 }
 
 // partStates is how many partitions state is kept for.
-func (d *dataPlane) partStates() int {
+func (d *partitions) partStates() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return len(d.parts)
@@ -353,7 +353,7 @@ func (s *partState) observe(p *iggy.Partition) (suspect bool) {
 }
 
 func (s *partState) observeLocked(p *iggy.Partition) (suspect bool) {
-	hw := highWatermark(p)
+	hw := HighWatermark(p)
 	if s.createdAt == 0 { // state begun by a write: the partition is the one written to
 		s.createdAt = p.CreatedAt
 	}
@@ -387,7 +387,7 @@ func (s *partState) observeLocked(p *iggy.Partition) (suspect bool) {
 // reconnect and a Fetch may both notice one truncation): the state already ends lower than
 // known, and only a log ending below that is a further truncation.
 func (s *partState) confirmDrop(p *iggy.Partition, known uint64) (from, to uint64, truncated bool) {
-	hw := highWatermark(p)
+	hw := HighWatermark(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	from = min(known, s.hw) // only confirmDrop lowers s.hw below a known end
@@ -516,10 +516,10 @@ func (s *partState) batchRecordSize() int {
 	return s.recordSize
 }
 
-// highWatermark is one past the last offset of p. Iggy reports the last offset, and 0 both
+// HighWatermark is one past the last offset of p. Iggy reports the last offset, and 0 both
 // for an empty partition and for one holding only offset 0; the message count tells them
 // apart.
-func highWatermark(p *iggy.Partition) uint64 {
+func HighWatermark(p *iggy.Partition) uint64 {
 	if p.CurrentOffset == 0 && p.MessagesCount == 0 {
 		return 0
 	}
@@ -535,8 +535,8 @@ func storedSize(p *iggy.Partition) int {
 	return int(p.SizeBytes / p.MessagesCount)
 }
 
-// partitionOf finds partition id in a topic as GetTopic returned it.
-func partitionOf(t *iggy.Topic, id int32) (*iggy.Partition, bool) {
+// PartitionOf finds partition id in a topic as GetTopic returned it.
+func PartitionOf(t *iggy.Topic, id int32) (*iggy.Partition, bool) {
 	if id < 0 {
 		return nil, false
 	}
@@ -554,7 +554,7 @@ func partitionOf(t *iggy.Topic, id int32) (*iggy.Partition, bool) {
 // logStartOffset returns the first retained offset of k, whose high watermark is hw: the
 // offset of Iggy's first message (polled, then cached for logStartTTL), or hw when every
 // message has expired.
-func (b *Broker) logStartOffset(ctx context.Context, s Storage, k partKey, st *partState, hw uint64) (uint64, error) {
+func (dp *Plane) logStartOffset(ctx context.Context, s Storage, k partKey, st *partState, hw uint64) (uint64, error) {
 	if hw == 0 {
 		return 0, nil
 	}
@@ -587,8 +587,8 @@ type probe struct {
 
 // watchTopic makes sure t's offsets are probed until the returned function is called.
 // Probes are shared: one per topic however many fetches wait on it.
-func (b *Broker) watchTopic(t topicmap.Target) (unwatch func()) {
-	d := &b.data
+func (dp *Plane) watchTopic(t topicmap.Target) (unwatch func()) {
+	d := &dp.data
 	d.mu.Lock()
 	p := d.probes[t]
 	if p == nil {
@@ -597,7 +597,7 @@ func (b *Broker) watchTopic(t topicmap.Target) (unwatch func()) {
 		}
 		p = &probe{done: make(chan struct{})}
 		d.probes[t] = p
-		go b.probeTopic(t, p.done)
+		go dp.probeTopic(t, p.done)
 	}
 	p.watchers++
 	d.mu.Unlock()
@@ -611,7 +611,7 @@ func (b *Broker) watchTopic(t topicmap.Target) (unwatch func()) {
 	}
 }
 
-func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
+func (dp *Plane) probeTopic(t topicmap.Target, done <-chan struct{}) {
 	tick := time.NewTicker(probeInterval)
 	defer tick.Stop()
 	for {
@@ -621,7 +621,7 @@ func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
 		case <-tick.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		topic, err := b.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+		topic, err := dp.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 		cancel()
 		if err != nil {
 			// The waiting fetches meet the error themselves when they read again.
@@ -631,15 +631,15 @@ func (b *Broker) probeTopic(t topicmap.Target, done <-chan struct{}) {
 		for i := range topic.Partitions {
 			p := &topic.Partitions[i]
 			k := partKey{Target: t, Partition: p.ID}
-			_, _ = b.readOffsets(ctx, b.storage(nil), k, b.data.part(k), p) // errors: the fetches meet them
+			_, _ = dp.readOffsets(ctx, dp.storage(nil), k, dp.data.part(k), p) // errors: the fetches meet them
 		}
 		cancel()
 	}
 }
 
 // partitionPanic logs a panic recovered while serving one partition of a request.
-func (b *Broker) partitionPanic(op string, cc *listener.ConnContext, k partKey, v any) {
-	b.logEntry(slog.LevelError, logPartitionPanic, op+": panic serving a partition; answered UNKNOWN_SERVER_ERROR", "conn", cc.ID, "client_id", cc.ClientID(),
+func (dp *Plane) partitionPanic(op string, cc *listener.ConnContext, k partKey, v any) {
+	dp.logEntry(slog.LevelError, logPartitionPanic, op+": panic serving a partition; answered UNKNOWN_SERVER_ERROR", "conn", cc.ID, "client_id", cc.ClientID(),
 		"iggy_stream", k.Stream, "iggy_topic", k.Topic, "partition", k.Partition, "panic", v, "stack", string(debug.Stack()))
 }
 
@@ -652,9 +652,9 @@ type corruptKey struct {
 
 // logCorrupt logs a message that cannot become a Kafka record, once per connection and
 // message: consumers retry the same offset and must not flood the log.
-func (b *Broker) logCorrupt(cc *listener.ConnContext, k partKey, err *mapping.MessageError) {
+func (dp *Plane) logCorrupt(cc *listener.ConnContext, k partKey, err *mapping.MessageError) {
 	key := corruptKey{conn: cc.ID, part: k, offset: err.Offset}
-	d := &b.data
+	d := &dp.data
 	d.mu.Lock()
 	_, seen := d.corrupt[key]
 	if !seen {
@@ -665,7 +665,7 @@ func (b *Broker) logCorrupt(cc *listener.ConnContext, k partKey, err *mapping.Me
 	}
 	d.mu.Unlock()
 	if !seen {
-		b.log.Error("fetch: stored message cannot be read as a Kafka record; the partition is stuck at it",
+		dp.log.Error("fetch: stored message cannot be read as a Kafka record; the partition is stuck at it",
 			"conn", cc.ID, "client_id", cc.ClientID(), "iggy_stream", k.Stream, "iggy_topic", k.Topic,
 			"partition", k.Partition, "offset", err.Offset, "err", err)
 	}

@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"bytes"
@@ -13,22 +13,10 @@ import (
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
-	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/kbatch"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 )
-
-// The data-plane benchmarks call the Produce and Fetch handlers through the dispatcher, with
-// no listener, against an in-memory Iggy server reached over loopback TCP by the real client.
-// They measure the handler path (batch validation, decompression, record ↔ message mapping,
-// Iggy frames, response building) per request, and are what to profile for it:
-//
-//	go test -run '^$' -bench 'Produce|Fetch' -benchmem -cpuprofile cpu.out ./internal/broker
-//	go tool pprof -top -focus 'broker|kbatch|mapping|iggy\.' cpu.out
-//
-// The profile also holds the in-memory server's own work (package memserver).
 
 const (
 	benchPartitions = 4
@@ -37,37 +25,18 @@ const (
 )
 
 type benchEnv struct {
-	b  *Broker
+	b  *Plane
 	cl *iggy.Client
 	cc *listener.ConnContext
 }
 
 func newBenchEnv(tb testing.TB, env ...string) *benchEnv {
 	tb.Helper()
-	ms, err := memserver.Start(memserver.Config{Addr: "127.0.0.1:0", RootUsername: "iggy", RootPassword: "iggy"})
-	if err != nil {
+	g := startGateway(tb, gatewayOpts{bridge: true, env: env, poolSize: -1, logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, err := g.iggy.CreateStream(ctxT(tb), "kafka"); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { ms.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cl, err := iggy.Dial(ctx, iggy.Config{Addr: ms.Addr(), Username: "iggy", Password: "iggy"}) // pool size as the gateway's
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cl.Close() })
-	if _, err := cl.CreateStream(ctx, "kafka"); err != nil {
-		tb.Fatal(err)
-	}
-	cfg, err := config.Load(nil, append([]string{"IGGY_KAFKA_BIND_ADDR=127.0.0.1:0"}, env...))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	br, err := New(Options{Config: cfg, Iggy: cl, ClusterID: ClusterID("bench"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &benchEnv{b: br, cl: cl, cc: &listener.ConnContext{}}
+	return &benchEnv{b: g.b, cl: g.iggy, cc: &listener.ConnContext{}}
 }
 
 func (e *benchEnv) topic(tb testing.TB, name string) {
@@ -79,11 +48,16 @@ func (e *benchEnv) topic(tb testing.TB, name string) {
 
 // serve runs req through the dispatcher as the listener would.
 func (e *benchEnv) serve(tb testing.TB, req kmsg.Request) kmsg.Response {
-	h, ok := e.b.Lookup(e.cc, req.Key(), req.GetVersion())
-	if !ok {
-		tb.Fatalf("%s v%d not served", kmsg.NameForKey(req.Key()), req.GetVersion())
+	var resp kmsg.Response
+	var err error
+	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		resp, err = e.b.Produce(context.Background(), e.cc, r)
+	case *kmsg.FetchRequest:
+		resp, err = e.b.Fetch(context.Background(), e.cc, r)
+	default:
+		tb.Fatalf("%s is not a data-plane request", kmsg.NameForKey(req.Key()))
 	}
-	resp, err := h.Serve(context.Background(), e.cc, req)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
 // panickingStorage panics on reads and writes of partition 1 while armed, as a bug in the
@@ -51,7 +52,7 @@ func TestFanOutPanicsAnswerThePartition(t *testing.T) {
 		maxBytes int32 // of the request: partitions that do not fit together are read in turn
 	}{{"parallel", 50 << 20}, {"sequential", 1 << 20}} {
 		t.Run("fetch "+tt.name, func(t *testing.T) {
-			req := fetchPartitionsReq(12, "p", 0, 0, 1)
+			req := testutil.FetchPartitionsReq(12, "p", 0, 0, 1)
 			req.MaxBytes = tt.maxBytes
 			resp := g.fetchResp(t, ctxT(t), req)
 			parts := resp.Topics[0].Partitions
@@ -65,11 +66,11 @@ func TestFanOutPanicsAnswerThePartition(t *testing.T) {
 	}
 
 	t.Run("produce", func(t *testing.T) {
-		req := producePartitionReq(9, -1, "p", 0, produceBatch(t, 0, [][]byte{[]byte("after")}, nil))
+		req := testutil.ProducePartitionReq(9, -1, "p", 0, testutil.ProduceBatch(t, 0, [][]byte{[]byte("after")}, nil))
 		rp := kmsg.NewProduceRequestTopicPartition()
-		rp.Partition, rp.Records = 1, produceBatch(t, 0, [][]byte{[]byte("after")}, nil)
+		rp.Partition, rp.Records = 1, testutil.ProduceBatch(t, 0, [][]byte{[]byte("after")}, nil)
 		req.Topics[0].Partitions = append(req.Topics[0].Partitions, rp)
-		resp, err := g.b.produce(ctxT(t), dataConn, req)
+		resp, err := g.b.Produce(ctxT(t), dataConn, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func TestFanOutPanicsAnswerThePartition(t *testing.T) {
 		}
 		// The lane to partition 1 was let go: the next write to it is not stuck behind.
 		ps.armed.Store(false)
-		if code, base := g.produceCode(t, producePartitionReq(9, -1, "p", 1, produceBatch(t, 0, [][]byte{[]byte("later")}, nil))); code != 0 || base != 1 {
+		if code, base := g.produceCode(t, testutil.ProducePartitionReq(9, -1, "p", 1, testutil.ProduceBatch(t, 0, [][]byte{[]byte("later")}, nil))); code != 0 || base != 1 {
 			t.Errorf("later write to partition 1: code %d base %d, want written at 1", code, base)
 		}
 	})

@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import "encoding/binary"
 
@@ -18,7 +18,7 @@ func (nopDataObserver) Fetched(string, int, int)  {}
 
 // observeFetched reports the records of a fetch's answer: one v2 batch per partition, whose
 // record count sits at bytes 57..61 of its header.
-func (b *Broker) observeFetched(f *fetchRequest) {
+func (dp *Plane) observeFetched(f *fetchRequest) {
 	for ti := range f.topics {
 		ft := &f.topics[ti]
 		records, bytes := 0, 0
@@ -29,7 +29,7 @@ func (b *Broker) observeFetched(f *fetchRequest) {
 			}
 		}
 		if bytes > 0 {
-			b.dataObserver.Fetched(ft.kafka, records, bytes)
+			dp.observer.Fetched(ft.kafka, records, bytes)
 		}
 	}
 }

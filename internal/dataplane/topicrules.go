@@ -1,4 +1,4 @@
-package broker
+package dataplane
 
 import (
 	"context"
@@ -22,16 +22,16 @@ type topicRules struct {
 
 // rulesOf reads the rules of a topic whose Iggy topic id is topicID (a view at most
 // topicstate.DefaultRefresh behind other gateways).
-func (b *Broker) rulesOf(ctx context.Context, kafkaTopic string, topicID uint32) topicRules {
-	if b.state == nil {
+func (dp *Plane) rulesOf(ctx context.Context, kafkaTopic string, topicID uint32) topicRules {
+	if dp.state == nil {
 		return topicRules{}
 	}
-	return rulesFrom(b.state.Get(ctx, kafkaTopic, topicID))
+	return rulesFrom(dp.state.Get(ctx, kafkaTopic, topicID))
 }
 
 func rulesFrom(st topicstate.State) topicRules {
-	r := topicRules{logStart: st.LogStart, logAppendTime: st.Configs[configTimestampType] == timestampAppendTime}
-	if v, ok := st.Configs[configMaxMessageBytes]; ok {
+	r := topicRules{logStart: st.LogStart, logAppendTime: st.Configs[topicstate.ConfigTimestampType] == topicstate.TimestampAppendTime}
+	if v, ok := st.Configs[topicstate.ConfigMaxMessageBytes]; ok {
 		r.maxBatch, _ = strconv.Atoi(v) // checked when stored
 	}
 	return r
