@@ -154,9 +154,12 @@ func New(opts Options) (*Broker, error) {
 }
 
 func (b *Broker) bind(r route) listener.Handler {
-	serve := r.serve
+	serve, normalize := r.serve, r.normalize
 	return listener.Handler{
 		Serve: func(ctx context.Context, cc *listener.ConnContext, req kmsg.Request) (kmsg.Response, error) {
+			if normalize != nil {
+				normalize(req)
+			}
 			return b.authorized(ctx, cc, req, serve)
 		},
 		Concurrent:       r.concurrent,

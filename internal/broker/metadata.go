@@ -19,12 +19,26 @@ import (
 func init() {
 	// Metadata has no error field before v13: an undecodable request closes the connection.
 	// Concurrent: auto-creation is idempotent, and only other concurrent requests may overlap.
-	register(kmsg.Metadata, route{serve: typed((*Broker).metadata), concurrent: true})
+	register(kmsg.Metadata, route{serve: typed((*Broker).metadata), concurrent: true, normalize: normalizeMetadata})
+}
+
+// normalizeMetadata states what the version implies: at v0 an empty topic list asks for all
+// topics (null from v1), and below v4 every request allows auto-creation (the field came
+// with v4). The authorization rule narrows these fields (authorize_topics.go)
+// and the handler honours them, at every version.
+func normalizeMetadata(r kmsg.Request) {
+	req := r.(*kmsg.MetadataRequest)
+	if req.Version == 0 && len(req.Topics) == 0 {
+		req.Topics = nil
+	}
+	if req.Version < 4 {
+		req.AllowAutoTopicCreation = true
+	}
 }
 
 // metadata lists the brokers, the controller and partition leaders as the placement says
 // (this gateway alone, by default), and the topics the client asked for (all visible topics
-// for a null list, or an empty one at v0).
+// for a null list; normalizeMetadata has made a v0 empty list null).
 func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *kmsg.MetadataRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	for _, n := range b.placement.Brokers(cc.Listener) {
@@ -35,7 +49,7 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 	resp.ClusterID = &b.clusterID
 	resp.ControllerID = b.placement.Controller()
 
-	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+	if req.Topics == nil {
 		topics, err := b.allTopics(ctx, cc)
 		if err != nil {
 			// No error field to report it in, and an empty list would tell clients every topic
@@ -45,7 +59,7 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 		resp.Topics = topics
 		return resp, nil
 	}
-	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	autoCreate := b.cfg.AutoCreateTopics && req.AllowAutoTopicCreation
 	seen := make(map[string]bool, len(req.Topics))
 	for _, rt := range req.Topics {
 		var t kmsg.MetadataResponseTopic

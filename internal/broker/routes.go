@@ -22,6 +22,9 @@ type route struct {
 	abandonedOnClose bool
 	// invalid builds the INVALID_REQUEST answer for an undecodable request; nil closes.
 	invalid func(req kmsg.Request) kmsg.Response
+	// normalize, when set, states in the request's fields what its version implies, before
+	// authorization and the handler read it: both then decide from the same fields.
+	normalize func(req kmsg.Request)
 }
 
 // routes is filled by the init functions of the handler files.
