@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
+	"github.com/iggygw/iggy-gateway-kafka/internal/authorize"
 	"github.com/iggygw/iggy-gateway-kafka/internal/authz"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
@@ -49,7 +52,7 @@ type Options struct {
 	Epochs dataplane.EpochLog
 	// OnTruncation, if set, is called for each partition truncation detected (a metrics hook).
 	OnTruncation func()
-	// Permissions is where identified users' Iggy permissions are read (authorize.go); nil:
+	// Permissions is where identified users' Iggy permissions are read (internal/authorize); nil:
 	// Iggy, when it can read users (an *iggy.Client can).
 	Permissions authz.Source
 	// DataObserver learns the records produced and fetched per topic (nil: nobody).
@@ -73,8 +76,8 @@ type Broker struct {
 	topics    *topicmap.Cache
 	producers *producers.Allocator
 	authn     *auth.Authenticator
-	authz     *authz.Cache     // identified users' permissions; nil without the bridge
-	data      *dataplane.Plane // Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords
+	access    *authorize.Checker // identified users' requests; nil without a permission source
+	data      *dataplane.Plane   // Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords
 	groups    groupState
 
 	state *topicstate.Store // stored topic configs and log start offsets; may be nil
@@ -136,7 +139,7 @@ func New(opts Options) (*Broker, error) {
 	}
 	if opts.Iggy != nil {
 		b.topics = topicmap.NewCache(cfg.TopicMap, b.lookupTopic, 0)
-		b.authz = permissionCache(opts, cfg.AuthzRefreshInterval)
+		b.access = newChecker(opts, cfg.AuthzRefreshInterval)
 	}
 	b.data = dataplane.New(dataplane.Options{
 		Config: cfg, Storage: opts.Iggy, Topics: b.topics, Placement: b.placement, TopicState: opts.TopicState,
@@ -221,6 +224,38 @@ func (b *Broker) Lookup(cc *listener.ConnContext, key, version int16) (listener.
 func ClusterID(seed string) string {
 	sum := sha256.Sum256([]byte("iggy-gateway-kafka cluster " + seed))
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// authorized serves req through its authorization rule (internal/authorize) when cc has an
+// identity; anonymous connections act as the bridge account, unchecked.
+func (b *Broker) authorized(ctx context.Context, cc *listener.ConnContext, req kmsg.Request, serve serveFunc) (kmsg.Response, error) {
+	next := func(r kmsg.Request) (kmsg.Response, error) { return serve(b, ctx, cc, r) }
+	id := cc.Identity()
+	if !id.Authenticated() {
+		return next(req)
+	}
+	if b.access == nil {
+		return nil, fmt.Errorf("no permission source for user %q: refused", id.User)
+	}
+	return b.access.Serve(ctx, id.User, req, next)
+}
+
+// newChecker returns the authorization of identified users, with permissions read from
+// opts.Permissions or, without one, from opts.Iggy; nil when neither can read users, and then
+// identified connections are refused (authorized).
+func newChecker(opts Options, refresh time.Duration) *authorize.Checker {
+	src := opts.Permissions
+	if src == nil {
+		src, _ = opts.Iggy.(authz.Source)
+	}
+	if src == nil {
+		return nil
+	}
+	var groups authorize.Groups
+	if opts.Offsets != nil {
+		groups = opts.Offsets
+	}
+	return authorize.New(authz.NewCache(src, refresh), opts.Config.TopicMap, groups)
 }
 
 // Data is the broker's data plane, for the composition root's hooks (Iggy reconnects, leader

@@ -19,7 +19,7 @@
 //   - Storage: every Iggy call of a handler goes through b.storage(cc), the Storage for the
 //     requesting connection (nil cc: the gateway's own reads); Options.Iggy, shared by every
 //     connection.
-//   - Authorization (authorize.go): the rule of each API key narrows an identified user's
+//   - Authorization (internal/authorize, Broker.authorized): the rule of each API key narrows an identified user's
 //     request to what its Iggy permissions allow before the handler runs.
 //   - Placement (internal/placement, Options.Placement): who leads each partition,
 //     coordinates each group and is the controller, as Metadata, FindCoordinator and

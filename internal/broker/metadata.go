@@ -24,7 +24,7 @@ func init() {
 
 // normalizeMetadata states what the version implies: at v0 an empty topic list asks for all
 // topics (null from v1), and below v4 every request allows auto-creation (the field came
-// with v4). The authorization rule narrows these fields (authorize_topics.go)
+// with v4). The authorization rule narrows these fields (internal/authorize)
 // and the handler honours them, at every version.
 func normalizeMetadata(r kmsg.Request) {
 	req := r.(*kmsg.MetadataRequest)

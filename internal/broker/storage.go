@@ -27,7 +27,7 @@ var _ Storage = (*iggy.Client)(nil)
 // gateway's own reads (the topic cache, the offset probes of waiting fetches), which are not
 // made on behalf of one client. Every Iggy call of a handler goes through it. Nil when the
 // bridge is off. Every client shares the gateway's Iggy connections (the bridge account):
-// what an identified principal may do is decided before the handler runs (authorize.go).
+// what an identified principal may do is decided before the handler runs (internal/authorize).
 func (b *Broker) storage(cc *listener.ConnContext) Storage {
 	return b.iggy
 }

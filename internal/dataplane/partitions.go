@@ -15,10 +15,13 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
-// What the data path (Produce, Fetch, ListOffsets) remembers about partitions between
-// requests: the last high watermark seen, the log start offset, the recent message size, and
-// the fetches waiting for new data. Iggy stays the source of truth: answers are built from
-// fresh Iggy reads, and this state only decides when to read and how much to ask for.
+// What the data plane remembers about partitions between requests: the last high watermark
+// seen, the log start offset, the Iggy topic the partition belongs to, the recent stored
+// message and record sizes, the fetches waiting for new data; and, for Produce, the send lanes
+// and decode slots. Iggy stays the source of truth: offsets come from Iggy's answers and
+// confirmations, and a Fetch answered from known offsets (within knownTopicTTL of Iggy last
+// confirming the topic) or from the tail cache serves only what Iggy confirmed; the rest of
+// this state decides when to read and how much to ask for.
 
 const (
 	// probeInterval is how often a topic that long-polling fetches wait on is asked for its

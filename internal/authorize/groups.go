@@ -1,4 +1,4 @@
-package broker
+package authorize
 
 import (
 	"context"
@@ -17,32 +17,32 @@ import (
 
 func init() {
 	authorizeWith(kmsg.FindCoordinator, authorizeFindCoordinator)
-	authorizeWith(kmsg.JoinGroup, func(b *Broker, _ context.Context, a *access, req *kmsg.JoinGroupRequest, next serveNext) (kmsg.Response, error) {
-		if code := b.groupAccess(a, req.Group); code != 0 {
+	authorizeWith(kmsg.JoinGroup, func(c *Checker, _ context.Context, a *access, req *kmsg.JoinGroupRequest, next serveNext) (kmsg.Response, error) {
+		if code := c.groupAccess(a, req.Group); code != 0 {
 			resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 			resp.ErrorCode, resp.Generation = code, -1
 			return resp, nil
 		}
 		return next(req)
 	})
-	authorizeWith(kmsg.SyncGroup, func(b *Broker, _ context.Context, a *access, req *kmsg.SyncGroupRequest, next serveNext) (kmsg.Response, error) {
-		if code := b.groupAccess(a, req.Group); code != 0 {
+	authorizeWith(kmsg.SyncGroup, func(c *Checker, _ context.Context, a *access, req *kmsg.SyncGroupRequest, next serveNext) (kmsg.Response, error) {
+		if code := c.groupAccess(a, req.Group); code != 0 {
 			resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 			resp.ErrorCode = code
 			return resp, nil
 		}
 		return next(req)
 	})
-	authorizeWith(kmsg.Heartbeat, func(b *Broker, _ context.Context, a *access, req *kmsg.HeartbeatRequest, next serveNext) (kmsg.Response, error) {
-		if code := b.groupAccess(a, req.Group); code != 0 {
+	authorizeWith(kmsg.Heartbeat, func(c *Checker, _ context.Context, a *access, req *kmsg.HeartbeatRequest, next serveNext) (kmsg.Response, error) {
+		if code := c.groupAccess(a, req.Group); code != 0 {
 			resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 			resp.ErrorCode = code
 			return resp, nil
 		}
 		return next(req)
 	})
-	authorizeWith(kmsg.LeaveGroup, func(b *Broker, _ context.Context, a *access, req *kmsg.LeaveGroupRequest, next serveNext) (kmsg.Response, error) {
-		if code := b.groupAccess(a, req.Group); code != 0 {
+	authorizeWith(kmsg.LeaveGroup, func(c *Checker, _ context.Context, a *access, req *kmsg.LeaveGroupRequest, next serveNext) (kmsg.Response, error) {
+		if code := c.groupAccess(a, req.Group); code != 0 {
 			resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 			resp.ErrorCode = code
 			return resp, nil
@@ -60,14 +60,14 @@ func init() {
 // groupAccess returns 0 when the user may use group, else the error code to answer:
 // GROUP_AUTHORIZATION_FAILED, or COORDINATOR_LOAD_IN_PROGRESS while the committed offsets that
 // decide it are still loading.
-func (b *Broker) groupAccess(a *access, group string) int16 {
+func (c *Checker) groupAccess(a *access, group string) int16 {
 	if !a.check(a.grants.PollsAnywhere()) {
 		return kerr.GroupAuthorizationFailed.Code
 	}
-	if b.groups.offsets == nil {
+	if c.groups == nil {
 		return 0
 	}
-	committed, err := b.groups.offsets.Fetch(group, nil)
+	committed, err := c.groups.Fetch(group, nil)
 	if err != nil {
 		return kerr.CoordinatorLoadInProgress.Code
 	}
@@ -79,12 +79,12 @@ func (b *Broker) groupAccess(a *access, group string) int16 {
 	return 0
 }
 
-func authorizeFindCoordinator(b *Broker, _ context.Context, a *access, req *kmsg.FindCoordinatorRequest, next serveNext) (kmsg.Response, error) {
+func authorizeFindCoordinator(c *Checker, _ context.Context, a *access, req *kmsg.FindCoordinatorRequest, next serveNext) (kmsg.Response, error) {
 	if req.CoordinatorType != 0 { // transactions: the handler refuses them
 		return next(req)
 	}
 	if req.Version < 4 {
-		if code := b.groupAccess(a, req.CoordinatorKey); code != 0 {
+		if code := c.groupAccess(a, req.CoordinatorKey); code != 0 {
 			resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 			resp.ErrorCode, resp.NodeID, resp.Port = code, -1, -1
 			return resp, nil
@@ -92,47 +92,47 @@ func authorizeFindCoordinator(b *Broker, _ context.Context, a *access, req *kmsg
 		return next(req)
 	}
 	var refused []string
-	req.CoordinatorKeys, refused = split(req.CoordinatorKeys, func(g string) bool { return b.groupAccess(a, g) == 0 })
+	req.CoordinatorKeys, refused = split(req.CoordinatorKeys, func(g string) bool { return c.groupAccess(a, g) == 0 })
 	return answerRefused(req, next, refused, func(fr *kmsg.FindCoordinatorResponse, g string) {
-		c := kmsg.NewFindCoordinatorResponseCoordinator()
-		c.Key, c.NodeID, c.Port, c.ErrorCode = g, -1, -1, b.groupAccess(a, g)
-		fr.Coordinators = append(fr.Coordinators, c)
+		co := kmsg.NewFindCoordinatorResponseCoordinator()
+		co.Key, co.NodeID, co.Port, co.ErrorCode = g, -1, -1, c.groupAccess(a, g)
+		fr.Coordinators = append(fr.Coordinators, co)
 	})
 }
 
-func authorizeDescribeGroups(b *Broker, _ context.Context, a *access, req *kmsg.DescribeGroupsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeDescribeGroups(c *Checker, _ context.Context, a *access, req *kmsg.DescribeGroupsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []string
-	req.Groups, refused = split(req.Groups, func(g string) bool { return b.groupAccess(a, g) == 0 })
+	req.Groups, refused = split(req.Groups, func(g string) bool { return c.groupAccess(a, g) == 0 })
 	return answerRefused(req, next, refused, func(dr *kmsg.DescribeGroupsResponse, g string) {
 		rg := kmsg.NewDescribeGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = g, b.groupAccess(a, g)
+		rg.Group, rg.ErrorCode = g, c.groupAccess(a, g)
 		dr.Groups = append(dr.Groups, rg)
 	})
 }
 
 // authorizeListGroups lists only the groups the user may use.
-func authorizeListGroups(b *Broker, _ context.Context, a *access, req *kmsg.ListGroupsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeListGroups(c *Checker, _ context.Context, a *access, req *kmsg.ListGroupsRequest, next serveNext) (kmsg.Response, error) {
 	resp, err := next(req)
 	if err != nil {
 		return resp, err
 	}
 	lr := inner(resp).(*kmsg.ListGroupsResponse)
-	lr.Groups, _ = split(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return b.groupAccess(a, g.Group) == 0 })
+	lr.Groups, _ = split(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return c.groupAccess(a, g.Group) == 0 })
 	return resp, nil
 }
 
-func authorizeDeleteGroups(b *Broker, _ context.Context, a *access, req *kmsg.DeleteGroupsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeDeleteGroups(c *Checker, _ context.Context, a *access, req *kmsg.DeleteGroupsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []string
-	req.Groups, refused = split(req.Groups, func(g string) bool { return b.groupAccess(a, g) == 0 })
+	req.Groups, refused = split(req.Groups, func(g string) bool { return c.groupAccess(a, g) == 0 })
 	return answerRefused(req, next, refused, func(dr *kmsg.DeleteGroupsResponse, g string) {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = g, b.groupAccess(a, g)
+		rg.Group, rg.ErrorCode = g, c.groupAccess(a, g)
 		dr.Groups = append(dr.Groups, rg)
 	})
 }
 
-func authorizeOffsetCommit(b *Broker, _ context.Context, a *access, req *kmsg.OffsetCommitRequest, next serveNext) (kmsg.Response, error) {
-	groupCode := b.groupAccess(a, req.Group)
+func authorizeOffsetCommit(c *Checker, _ context.Context, a *access, req *kmsg.OffsetCommitRequest, next serveNext) (kmsg.Response, error) {
+	groupCode := c.groupAccess(a, req.Group)
 	var refused []kmsg.OffsetCommitRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool { return groupCode == 0 && a.canPoll(t.Topic) })
 	code := groupCode
@@ -158,7 +158,7 @@ func authorizeOffsetCommit(b *Broker, _ context.Context, a *access, req *kmsg.Of
 // authorizeOffsetFetch answers, then removes what the user may not see: a refused group's
 // offsets become its error, a named topic it may not poll gets 29 on each partition, and a
 // listing of all the group's offsets omits such topics.
-func authorizeOffsetFetch(b *Broker, _ context.Context, a *access, req *kmsg.OffsetFetchRequest, next serveNext) (kmsg.Response, error) {
+func authorizeOffsetFetch(c *Checker, _ context.Context, a *access, req *kmsg.OffsetFetchRequest, next serveNext) (kmsg.Response, error) {
 	resp, err := next(req)
 	if err != nil {
 		return resp, err
@@ -168,7 +168,7 @@ func authorizeOffsetFetch(b *Broker, _ context.Context, a *access, req *kmsg.Off
 		for i := range or.Groups {
 			g := &or.Groups[i]
 			named := i < len(req.Groups) && req.Groups[i].Topics != nil
-			if code := b.groupAccess(a, g.Group); code != 0 {
+			if code := c.groupAccess(a, g.Group); code != 0 {
 				g.ErrorCode, g.Topics = code, nil
 				continue
 			}
@@ -180,7 +180,7 @@ func authorizeOffsetFetch(b *Broker, _ context.Context, a *access, req *kmsg.Off
 		}
 		return resp, nil
 	}
-	if code := b.groupAccess(a, req.Group); code != 0 {
+	if code := c.groupAccess(a, req.Group); code != 0 {
 		or.ErrorCode = code
 		for i := range or.Topics {
 			for j := range or.Topics[i].Partitions {
@@ -215,8 +215,8 @@ func filterOffsetTopics[T any](a *access, topics []T, named bool, refuse func(*T
 	return topics
 }
 
-func authorizeOffsetDelete(b *Broker, _ context.Context, a *access, req *kmsg.OffsetDeleteRequest, next serveNext) (kmsg.Response, error) {
-	if code := b.groupAccess(a, req.Group); code != 0 {
+func authorizeOffsetDelete(c *Checker, _ context.Context, a *access, req *kmsg.OffsetDeleteRequest, next serveNext) (kmsg.Response, error) {
+	if code := c.groupAccess(a, req.Group); code != 0 {
 		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 		resp.ErrorCode = code
 		return resp, nil

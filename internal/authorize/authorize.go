@@ -1,47 +1,37 @@
-package broker
+package authorize
 
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/authz"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
-
-// Authorization of identified principals (docs/SECURITY.md, "Authorization"). A connection
-// that authenticated (SASL, or a client certificate mapped to an Iggy user) has every request
-// checked against that user's Iggy permissions before its handler runs; anonymous connections
-// (PLAINTEXT, SSL without a client certificate) act as the bridge account, unchecked.
-//
-// Each API key has one rule (the authorize*.go files). A rule narrows the request to what the
-// user may do, runs the handler on the rest, and answers the refused parts with Kafka's
-// authorization errors (29 topic, 30 group, 31 cluster), as a Kafka broker does. Data still
-// travels over the bridge account's connections.
 
 // serveNext runs the handler on a (possibly narrowed) request.
 type serveNext func(req kmsg.Request) (kmsg.Response, error)
 
 // authorizeRule checks one request of an identified principal.
-type authorizeRule func(b *Broker, ctx context.Context, a *access, req kmsg.Request, next serveNext) (kmsg.Response, error)
+type authorizeRule func(c *Checker, ctx context.Context, a *access, req kmsg.Request, next serveNext) (kmsg.Response, error)
 
 // authorizeRules holds the rule of every served key; a test checks that none is missing.
 var authorizeRules = map[int16]authorizeRule{}
 
-func authorizeWith[R kmsg.Request](key kmsg.Key, rule func(b *Broker, ctx context.Context, a *access, req R, next serveNext) (kmsg.Response, error)) {
+func authorizeWith[R kmsg.Request](key kmsg.Key, rule func(c *Checker, ctx context.Context, a *access, req R, next serveNext) (kmsg.Response, error)) {
 	if _, dup := authorizeRules[key.Int16()]; dup {
-		panic(fmt.Sprintf("broker: %s authorized twice", key.Name()))
+		panic(fmt.Sprintf("authorize: %s authorized twice", key.Name()))
 	}
-	authorizeRules[key.Int16()] = func(b *Broker, ctx context.Context, a *access, req kmsg.Request, next serveNext) (kmsg.Response, error) {
-		return rule(b, ctx, a, req.(R), next)
+	authorizeRules[key.Int16()] = func(c *Checker, ctx context.Context, a *access, req kmsg.Request, next serveNext) (kmsg.Response, error) {
+		return rule(c, ctx, a, req.(R), next)
 	}
 }
 
 // unchecked is the rule of keys every authenticated user may call.
-func unchecked(_ *Broker, _ context.Context, _ *access, req kmsg.Request, next serveNext) (kmsg.Response, error) {
+func unchecked(_ *Checker, _ context.Context, _ *access, req kmsg.Request, next serveNext) (kmsg.Response, error) {
 	return next(req)
 }
 
@@ -93,42 +83,46 @@ func (a *access) canManage(topic string) bool {
 	return a.check(a.grants.ManageTopic(t.Stream, t.Topic))
 }
 
-// permissionCache returns the permission snapshots of identified users, read from
-// opts.Permissions or, without one, from opts.Iggy; nil when neither can read users, and then
-// identified connections are refused (authorized).
-func permissionCache(opts Options, refresh time.Duration) *authz.Cache {
-	src := opts.Permissions
-	if src == nil {
-		src, _ = opts.Iggy.(authz.Source)
-	}
-	if src == nil {
-		return nil
-	}
-	return authz.NewCache(src, refresh)
+// Groups is what the group rules need of the consumer groups: the topics a group has
+// committed offsets for. *offsets.Store implements it.
+type Groups interface {
+	Fetch(group string, wanted []offsets.TopicPartitions) ([]offsets.TopicOffsets, error)
 }
 
-// authorized serves req through its authorization rule when cc has an identity.
-func (b *Broker) authorized(ctx context.Context, cc *listener.ConnContext, req kmsg.Request, serve serveFunc) (kmsg.Response, error) {
-	next := func(r kmsg.Request) (kmsg.Response, error) { return serve(b, ctx, cc, r) }
-	id := cc.Identity()
-	if !id.Authenticated() {
-		return next(req)
-	}
-	if b.authz == nil {
-		return nil, fmt.Errorf("no permission source for user %q: refused", id.User)
-	}
+// Checker holds what the rules decide from: users' permission snapshots, the topic map and the
+// groups' committed offsets.
+type Checker struct {
+	grants *authz.Cache
+	topics *topicmap.Map
+	groups Groups // nil without the bridge: group rules then refuse nothing but what topics refuse
+}
+
+// New returns a Checker over the permission snapshots of grants.
+func New(grants *authz.Cache, topics *topicmap.Map, groups Groups) *Checker {
+	return &Checker{grants: grants, topics: topics, groups: groups}
+}
+
+// Covers reports whether key has a rule: a request without one is refused (Serve).
+func Covers(key int16) bool {
+	_, ok := authorizeRules[key]
+	return ok
+}
+
+// Serve serves req of the identified user through its rule: next runs the handler on what the
+// rule lets through, and the rule answers the rest.
+func (c *Checker) Serve(ctx context.Context, user string, req kmsg.Request, next func(kmsg.Request) (kmsg.Response, error)) (kmsg.Response, error) {
 	rule, ok := authorizeRules[req.Key()]
 	if !ok {
 		return nil, fmt.Errorf("no authorization rule for %s: refused", kmsg.NameForKey(req.Key()))
 	}
-	g, err := b.authz.Grants(ctx, id.User)
+	g, err := c.grants.Grants(ctx, user)
 	if err != nil {
-		return nil, fmt.Errorf("reading the permissions of %q from Iggy: %w", id.User, err)
+		return nil, fmt.Errorf("reading the permissions of %q from Iggy: %w", user, err)
 	}
-	a := &access{user: id.User, grants: g, topics: b.cfg.TopicMap}
-	resp, err := rule(b, ctx, a, req, next)
+	a := &access{user: user, grants: g, topics: c.topics}
+	resp, err := rule(c, ctx, a, req, next)
 	if a.denied {
-		b.authz.Stale(id.User)
+		c.grants.Stale(user)
 	}
 	return resp, err
 }

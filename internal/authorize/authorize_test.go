@@ -1,19 +1,8 @@
-package broker
+package authorize
 
 import (
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// TestEveryRouteHasAuthorizationRule: a new API key must say what an identified user needs.
-func TestEveryRouteHasAuthorizationRule(t *testing.T) {
-	for key := range routes {
-		if _, ok := authorizeRules[key]; !ok {
-			t.Errorf("%s has no authorization rule (authorize*.go)", kmsg.NameForKey(key))
-		}
-	}
-}
 
 func TestSplit(t *testing.T) {
 	even := func(i int) bool { return i%2 == 0 }

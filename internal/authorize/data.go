@@ -1,4 +1,4 @@
-package broker
+package authorize
 
 import (
 	"context"
@@ -20,7 +20,7 @@ func init() {
 	authorizeWith(kmsg.DeleteRecords, authorizeDeleteRecords)
 }
 
-func authorizeProduce(_ *Broker, _ context.Context, a *access, req *kmsg.ProduceRequest, next serveNext) (kmsg.Response, error) {
+func authorizeProduce(_ *Checker, _ context.Context, a *access, req *kmsg.ProduceRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.ProduceRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.ProduceRequestTopic) bool { return a.canSend(t.Topic) })
 	return answerRefused(req, next, refused, func(pr *kmsg.ProduceResponse, rt kmsg.ProduceRequestTopic) {
@@ -35,7 +35,7 @@ func authorizeProduce(_ *Broker, _ context.Context, a *access, req *kmsg.Produce
 	})
 }
 
-func authorizeFetch(_ *Broker, _ context.Context, a *access, req *kmsg.FetchRequest, next serveNext) (kmsg.Response, error) {
+func authorizeFetch(_ *Checker, _ context.Context, a *access, req *kmsg.FetchRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.FetchRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.FetchRequestTopic) bool { return a.canPoll(t.Topic) })
 	return answerRefused(req, next, refused, func(fr *kmsg.FetchResponse, rt kmsg.FetchRequestTopic) {
@@ -51,7 +51,7 @@ func authorizeFetch(_ *Broker, _ context.Context, a *access, req *kmsg.FetchRequ
 	})
 }
 
-func authorizeListOffsets(_ *Broker, _ context.Context, a *access, req *kmsg.ListOffsetsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeListOffsets(_ *Checker, _ context.Context, a *access, req *kmsg.ListOffsetsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.ListOffsetsRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.ListOffsetsRequestTopic) bool { return a.canPoll(t.Topic) })
 	return answerRefused(req, next, refused, func(lr *kmsg.ListOffsetsResponse, rt kmsg.ListOffsetsRequestTopic) {
@@ -66,7 +66,7 @@ func authorizeListOffsets(_ *Broker, _ context.Context, a *access, req *kmsg.Lis
 	})
 }
 
-func authorizeOffsetForLeaderEpoch(_ *Broker, _ context.Context, a *access, req *kmsg.OffsetForLeaderEpochRequest, next serveNext) (kmsg.Response, error) {
+func authorizeOffsetForLeaderEpoch(_ *Checker, _ context.Context, a *access, req *kmsg.OffsetForLeaderEpochRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.OffsetForLeaderEpochRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return a.canDescribe(t.Topic) })
 	return answerRefused(req, next, refused, func(or *kmsg.OffsetForLeaderEpochResponse, rt kmsg.OffsetForLeaderEpochRequestTopic) {
@@ -82,7 +82,7 @@ func authorizeOffsetForLeaderEpoch(_ *Broker, _ context.Context, a *access, req 
 	})
 }
 
-func authorizeDeleteRecords(_ *Broker, _ context.Context, a *access, req *kmsg.DeleteRecordsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeDeleteRecords(_ *Checker, _ context.Context, a *access, req *kmsg.DeleteRecordsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.DeleteRecordsRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool { return a.canManage(t.Topic) })
 	return answerRefused(req, next, refused, func(dr *kmsg.DeleteRecordsResponse, rt kmsg.DeleteRecordsRequestTopic) {

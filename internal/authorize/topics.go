@@ -1,4 +1,4 @@
-package broker
+package authorize
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func init() {
 	authorizeWith(kmsg.InitProducerID, authorizeInitProducerID)
 }
 
-func authorizeMetadata(_ *Broker, _ context.Context, a *access, req *kmsg.MetadataRequest, next serveNext) (kmsg.Response, error) {
+func authorizeMetadata(_ *Checker, _ context.Context, a *access, req *kmsg.MetadataRequest, next serveNext) (kmsg.Response, error) {
 	if req.Topics == nil { // all topics
 		resp, err := next(req)
 		if err != nil {
@@ -52,7 +52,7 @@ func authorizeMetadata(_ *Broker, _ context.Context, a *access, req *kmsg.Metada
 	})
 }
 
-func authorizeCreateTopics(_ *Broker, _ context.Context, a *access, req *kmsg.CreateTopicsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeCreateTopics(_ *Checker, _ context.Context, a *access, req *kmsg.CreateTopicsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.CreateTopicsRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.CreateTopicsRequestTopic) bool { return a.canCreate(t.Topic) })
 	return answerRefused(req, next, refused, func(cr *kmsg.CreateTopicsResponse, rt kmsg.CreateTopicsRequestTopic) {
@@ -63,7 +63,7 @@ func authorizeCreateTopics(_ *Broker, _ context.Context, a *access, req *kmsg.Cr
 	})
 }
 
-func authorizeDeleteTopics(_ *Broker, _ context.Context, a *access, req *kmsg.DeleteTopicsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeDeleteTopics(_ *Checker, _ context.Context, a *access, req *kmsg.DeleteTopicsRequest, next serveNext) (kmsg.Response, error) {
 	var refusedNames []string
 	// v0–5 name topics in TopicNames, v6 in Topics (a topic id alone is refused by the
 	// handler: this gateway has no topic ids).
@@ -80,7 +80,7 @@ func authorizeDeleteTopics(_ *Broker, _ context.Context, a *access, req *kmsg.De
 	})
 }
 
-func authorizeCreatePartitions(_ *Broker, _ context.Context, a *access, req *kmsg.CreatePartitionsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeCreatePartitions(_ *Checker, _ context.Context, a *access, req *kmsg.CreatePartitionsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []kmsg.CreatePartitionsRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool { return a.canManage(t.Topic) })
 	return answerRefused(req, next, refused, func(cr *kmsg.CreatePartitionsResponse, rt kmsg.CreatePartitionsRequestTopic) {
@@ -135,7 +135,7 @@ func splitConfigs[T any](a *access, items []T, key func(T) (kmsg.ConfigResourceT
 	return kept, refused
 }
 
-func authorizeDescribeConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.DescribeConfigsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeDescribeConfigs(_ *Checker, _ context.Context, a *access, req *kmsg.DescribeConfigsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []configRefusal
 	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return r.ResourceType, r.ResourceName
@@ -147,7 +147,7 @@ func authorizeDescribeConfigs(_ *Broker, _ context.Context, a *access, req *kmsg
 	})
 }
 
-func authorizeAlterConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.AlterConfigsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeAlterConfigs(_ *Checker, _ context.Context, a *access, req *kmsg.AlterConfigsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []configRefusal
 	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return r.ResourceType, r.ResourceName
@@ -159,7 +159,7 @@ func authorizeAlterConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.Al
 	})
 }
 
-func authorizeIncrementalAlterConfigs(_ *Broker, _ context.Context, a *access, req *kmsg.IncrementalAlterConfigsRequest, next serveNext) (kmsg.Response, error) {
+func authorizeIncrementalAlterConfigs(_ *Checker, _ context.Context, a *access, req *kmsg.IncrementalAlterConfigsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []configRefusal
 	req.Resources, refused = splitConfigs(a, req.Resources, func(r kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
 		return r.ResourceType, r.ResourceName
@@ -173,7 +173,7 @@ func authorizeIncrementalAlterConfigs(_ *Broker, _ context.Context, a *access, r
 
 // authorizeInitProducerID: an idempotent producer needs send on some topic (Kafka 2.8+ asks
 // for WRITE on any topic); without it CLUSTER_AUTHORIZATION_FAILED (31).
-func authorizeInitProducerID(_ *Broker, _ context.Context, a *access, req *kmsg.InitProducerIDRequest, next serveNext) (kmsg.Response, error) {
+func authorizeInitProducerID(_ *Checker, _ context.Context, a *access, req *kmsg.InitProducerIDRequest, next serveNext) (kmsg.Response, error) {
 	if a.check(a.grants.SendsAnywhere()) {
 		return next(req)
 	}

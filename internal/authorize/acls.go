@@ -1,4 +1,4 @@
-package broker
+package authorize
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
