@@ -8,7 +8,8 @@
 #   Python confluent-kafka, kafka-python, apache-iggy (e2e/python/requirements.txt) -> .cache/venv
 #          aiokafka, quixstreams (e2e/python/frameworks-requirements.txt) -> .cache/venv-frameworks
 #   Node   kafkajs (e2e/node/package.json + package-lock.json, npm ci)   -> e2e/node/node_modules
-#   Go     franz-go, sarama, kafka-go (go.mod)                           -> Go module cache
+#   Go     franz-go, sarama, kafka-go (go.mod, internal/e2e/go.mod)      -> Go module cache
+#   promtool  Debian package prometheus, unpacked, not installed        -> .cache/prometheus
 # Idempotent: a step whose pinned inputs did not change since it last succeeded is skipped.
 # Downloads are cached in the usual places (~/.m2, ~/.cache/pip, ~/.npm, the Go module cache).
 #
@@ -128,8 +129,29 @@ else
   done_step "kafkajs $(node -p 'require("./e2e/node/node_modules/kafkajs/package.json").version')"
 fi
 
-step "Go: modules (go.mod)"
+step "Go: modules (go.mod, and internal/e2e/go.mod of the end-to-end tests)"
 go mod download
+go -C internal/e2e mod download
 done_step
+
+# internal/metrics checks deploy/prometheus/alerts.yaml with promtool. Debian ships promtool
+# only in the prometheus package, whose installation sets up and starts a Prometheus server
+# (its init script): the package is unpacked instead, and the test finds promtool there.
+step "promtool: Debian package prometheus, unpacked into .cache/prometheus"
+prom=.cache/prometheus
+if [ -x "$prom/usr/bin/promtool" ] && "$prom/usr/bin/promtool" --version >/dev/null 2>&1; then
+  done_step "up to date"
+else
+  if ! apt-cache policy prometheus 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    $sudo apt-get update -qq
+  fi
+  rm -rf "$prom"
+  mkdir -p "$prom"
+  debs=$(mktemp -d)
+  (cd "$debs" && apt-get download -qq prometheus)
+  dpkg-deb -x "$debs"/prometheus_*.deb "$prom"
+  rm -rf "$debs"
+  done_step "$("$prom/usr/bin/promtool" --version 2>&1 | head -1)"
+fi
 
 echo "==> all test dependencies installed in $(secs_since "$total_start")"

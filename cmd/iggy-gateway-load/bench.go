@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/cmd/iggy-gateway-load/pprofhook"
-	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
+	"github.com/iggygw/iggy-gateway-kafka/internal/childproc"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 )

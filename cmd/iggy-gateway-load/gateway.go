@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggygw/iggy-gateway-kafka/cmd/iggy-gateway-load/pprofhook"
-	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
+	"github.com/iggygw/iggy-gateway-kafka/internal/childproc"
 )
 
 // hookImportPath is the import path of package pprofhook, which a profiling build links in.

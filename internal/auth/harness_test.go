@@ -23,6 +23,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
@@ -151,7 +152,7 @@ func startSecureIggy(t *testing.T, iggyTLS bool, protocols []string, env ...stri
 // that the group rules (which follow a group's committed offsets) are exercised.
 func loadOffsets(t *testing.T, cl *iggy.Client, logger *slog.Logger) *offsets.Store {
 	t.Helper()
-	cfg := offsets.DefaultConfig(offsets.NewIggyLog(cl, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
+	cfg := offsets.DefaultConfig(iggylog.NewTopic(cl, iggylog.ReservedStream, offsets.DefaultTopic, offsets.DefaultPartitions))
 	cfg.Logger = logger
 	s, err := offsets.New(cfg)
 	if err != nil {

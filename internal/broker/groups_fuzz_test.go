@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
@@ -35,7 +36,7 @@ func fuzzBroker(t testing.TB) *Broker {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	scfg := offsets.DefaultConfig(offsets.NewMemLog(offsets.DefaultPartitions))
+	scfg := offsets.DefaultConfig(iggylog.NewMem(offsets.DefaultPartitions))
 	scfg.Logger = log
 	store, err := offsets.New(scfg)
 	if err != nil {

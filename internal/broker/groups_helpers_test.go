@@ -10,15 +10,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 )
 
 // loadOffsetStore builds and loads the committed-offset store over Iggy, as the gateway does at
 // startup.
-func loadTopicState(t *testing.T, api offsets.IggyAPI) *topicstate.Store {
+func loadTopicState(t *testing.T, api iggylog.API) *topicstate.Store {
 	t.Helper()
-	s := topicstate.New(offsets.NewIggyLog(api, offsets.DefaultStream, topicstate.DefaultTopic, 1), testLogger(t))
+	s := topicstate.New(iggylog.NewTopic(api, iggylog.ReservedStream, topicstate.DefaultTopic, 1), testLogger(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := s.Load(ctx); err != nil {
@@ -27,9 +28,9 @@ func loadTopicState(t *testing.T, api offsets.IggyAPI) *topicstate.Store {
 	return s
 }
 
-func loadOffsetStore(t *testing.T, api offsets.IggyAPI) *offsets.Store {
+func loadOffsetStore(t *testing.T, api iggylog.API) *offsets.Store {
 	t.Helper()
-	cfg := offsets.DefaultConfig(offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions))
+	cfg := offsets.DefaultConfig(iggylog.NewTopic(api, iggylog.ReservedStream, offsets.DefaultTopic, offsets.DefaultPartitions))
 	cfg.Logger = testLogger(t)
 	s, err := offsets.New(cfg)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/epochlog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -18,11 +18,11 @@ import (
 // every restart sees the same epochs; the epoch of a record is derived from the history
 // (the latest epoch starting at or before its offset), as Kafka's leader-epoch cache does.
 
-// EpochLog persists leader epochs; *offsets.EpochLog implements it.
+// EpochLog persists leader epochs; *epochlog.Log implements it.
 type EpochLog interface {
 	// ReadNew returns the records appended since the previous call.
-	ReadNew(ctx context.Context) ([]offsets.EpochRecord, error)
-	Append(ctx context.Context, r offsets.EpochRecord) error
+	ReadNew(ctx context.Context) ([]epochlog.Record, error)
+	Append(ctx context.Context, r epochlog.Record) error
 }
 
 // epochRefreshInterval spaces the leader-epoch log reads made because a client named an
@@ -52,7 +52,7 @@ type leaderEpochs struct {
 // apply adds epoch r.Epoch starting at r.Start unless that epoch is known (the first record
 // of an epoch wins: two gateways may race to record one truncation). Like Kafka's epoch
 // cache, a new epoch removes the epochs that start at or after it: their records are gone.
-func (l *leaderEpochs) apply(r offsets.EpochRecord) {
+func (l *leaderEpochs) apply(r epochlog.Record) {
 	k := partKey{Target: topicmap.Target{Stream: r.Stream, Topic: r.Topic}, Partition: r.Partition}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -192,7 +192,7 @@ func (l *leaderEpochs) bump(ctx context.Context, k partKey, from, to uint64, now
 	if last.epoch > 0 && last.start <= to && last.truncatedFrom >= from {
 		return last.epoch, false, nil
 	}
-	r := offsets.EpochRecord{Stream: k.Stream, Topic: k.Topic, Partition: k.Partition, Epoch: last.epoch + 1,
+	r := epochlog.Record{Stream: k.Stream, Topic: k.Topic, Partition: k.Partition, Epoch: last.epoch + 1,
 		Start: to, TruncatedFrom: from, Time: now.UnixMilli()}
 	if l.log != nil {
 		err = l.log.Append(ctx, r)

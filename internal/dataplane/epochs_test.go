@@ -7,14 +7,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/epochlog"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
 var epochKey = partKey{Target: topicmap.Target{Stream: "s", Topic: "t"}, Partition: 2}
 
-func epochRecord(epoch int32, start, from uint64) offsets.EpochRecord {
-	return offsets.EpochRecord{Stream: "s", Topic: "t", Partition: 2, Epoch: epoch, Start: start, TruncatedFrom: from}
+func epochRecord(epoch int32, start, from uint64) epochlog.Record {
+	return epochlog.Record{Stream: "s", Topic: "t", Partition: 2, Epoch: epoch, Start: start, TruncatedFrom: from}
 }
 
 // TestLeaderEpochHistory: the epoch of each offset, where a read must stop, and the
@@ -33,7 +34,7 @@ func TestLeaderEpochHistory(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		records []offsets.EpochRecord
+		records []epochlog.Record
 		current int32
 		at      []lookup
 		ends    []end // with high watermark 900
@@ -41,21 +42,21 @@ func TestLeaderEpochHistory(t *testing.T) {
 		{name: "never truncated", current: 0,
 			at:   []lookup{{0, 0, 0, false}, {899, 0, 0, false}},
 			ends: []end{{0, 0, 900}, {1, -1, -1}, {-1, -1, -1}}},
-		{name: "one truncation", records: []offsets.EpochRecord{epochRecord(1, 500, 700)}, current: 1,
+		{name: "one truncation", records: []epochlog.Record{epochRecord(1, 500, 700)}, current: 1,
 			at:   []lookup{{0, 0, 500, true}, {499, 0, 500, true}, {500, 1, 0, false}, {800, 1, 0, false}},
 			ends: []end{{0, 0, 500}, {1, 1, 900}, {2, -1, -1}}},
-		{name: "two truncations", records: []offsets.EpochRecord{epochRecord(1, 500, 700), epochRecord(2, 800, 850)}, current: 2,
+		{name: "two truncations", records: []epochlog.Record{epochRecord(1, 500, 700), epochRecord(2, 800, 850)}, current: 2,
 			at:   []lookup{{10, 0, 500, true}, {600, 1, 800, true}, {800, 2, 0, false}},
 			ends: []end{{0, 0, 500}, {1, 1, 800}, {2, 2, 900}}},
 		{name: "a later truncation below an earlier epoch's start removes it", current: 2,
-			records: []offsets.EpochRecord{epochRecord(1, 500, 700), epochRecord(2, 300, 650)},
+			records: []epochlog.Record{epochRecord(1, 500, 700), epochRecord(2, 300, 650)},
 			at:      []lookup{{299, 0, 300, true}, {300, 2, 0, false}, {600, 2, 0, false}},
 			ends:    []end{{0, 0, 300}, {1, 0, 300}, {2, 2, 900}}},
-		{name: "truncated to empty", records: []offsets.EpochRecord{epochRecord(1, 0, 40)}, current: 1,
+		{name: "truncated to empty", records: []epochlog.Record{epochRecord(1, 0, 40)}, current: 1,
 			at:   []lookup{{0, 1, 0, false}},
 			ends: []end{{0, 0, 0}, {1, 1, 900}}},
 		{name: "a duplicate epoch (two gateways raced) keeps the first", current: 1,
-			records: []offsets.EpochRecord{epochRecord(1, 500, 700), epochRecord(1, 510, 700)},
+			records: []epochlog.Record{epochRecord(1, 500, 700), epochRecord(1, 510, 700)},
 			at:      []lookup{{505, 1, 0, false}},
 			ends:    []end{{0, 0, 500}}},
 	} {
@@ -87,9 +88,9 @@ func TestLeaderEpochHistory(t *testing.T) {
 // does not record the same truncation again; a later truncation is a new epoch.
 func TestLeaderEpochBump(t *testing.T) {
 	ctx := context.Background()
-	mem := offsets.NewMemLog(offsets.EpochPartitions)
-	a := leaderEpochs{log: offsets.NewEpochLog(mem, testLogger(t))}
-	b := leaderEpochs{log: offsets.NewEpochLog(mem, testLogger(t))}
+	mem := iggylog.NewMem(epochlog.Partitions)
+	a := leaderEpochs{log: epochlog.New(mem, testLogger(t))}
+	b := leaderEpochs{log: epochlog.New(mem, testLogger(t))}
 	now := time.Now()
 	if e, recorded, err := a.bump(ctx, epochKey, 700, 500, now); e != 1 || !recorded || err != nil {
 		t.Fatalf("first bump: %d %v %v", e, recorded, err)
@@ -103,7 +104,7 @@ func TestLeaderEpochBump(t *testing.T) {
 		t.Fatalf("second truncation: %d %v %v", e, recorded, err)
 	}
 	// A restarted gateway reads both.
-	fresh := leaderEpochs{log: offsets.NewEpochLog(mem, testLogger(t))}
+	fresh := leaderEpochs{log: epochlog.New(mem, testLogger(t))}
 	if err := fresh.refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
-	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
@@ -119,9 +119,9 @@ func startGateway(t testing.TB, o gatewayOpts) *gateway {
 
 // loadOffsetStore builds and loads the committed-offset store over Iggy, as the gateway does at
 // startup.
-func loadTopicState(t testing.TB, api offsets.IggyAPI) *topicstate.Store {
+func loadTopicState(t testing.TB, api iggylog.API) *topicstate.Store {
 	t.Helper()
-	s := topicstate.New(offsets.NewIggyLog(api, offsets.DefaultStream, topicstate.DefaultTopic, 1), testLogger(t))
+	s := topicstate.New(iggylog.NewTopic(api, iggylog.ReservedStream, topicstate.DefaultTopic, 1), testLogger(t))
 	if err := s.Load(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
+	"github.com/iggygw/iggy-gateway-kafka/internal/childproc"
 )
 
 // clientPaths are the locations scripts/install-test-deps.sh installs clients to, relative to
@@ -34,10 +34,10 @@ var root = sync.OnceValue(func() string {
 
 func rootPath(rel string) string { return filepath.Join(root(), rel) }
 
-// goModuleVersion returns the version go.mod requires of a module (test binaries carry no
-// dependency build info).
+// goModuleVersion returns the version this module's go.mod (internal/e2e/go.mod, the module
+// the tests are built in) requires of a module (test binaries carry no dependency build info).
 func goModuleVersion(path string) string {
-	data, err := os.ReadFile(rootPath("go.mod"))
+	data, err := os.ReadFile(rootPath("internal/e2e/go.mod"))
 	if err != nil {
 		return "unknown"
 	}

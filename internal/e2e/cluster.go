@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
+	"github.com/iggygw/iggy-gateway-kafka/internal/childproc"
 )
 
 // gatewayCluster is several gateway processes over one Iggy backend, each with the same

@@ -17,6 +17,10 @@
 //	kafkajs   e2e/node/node_modules (npm ci), node
 //	franz-go, sarama, kafka-go: Go modules, always available
 //
+// The package is a Go module of its own (go.mod here, with the gateway's module replaced by
+// this checkout) so that sarama and kafka-go stay out of the gateway's go.mod; run it with
+// `go -C internal/e2e test ./...` from the repository root (`make test` does).
+//
 // Frameworks (the frameworks table of the report):
 //
 //	kafka-streams  e2e/streams/lib (Maven Central), java

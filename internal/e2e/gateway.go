@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
+	"github.com/iggygw/iggy-gateway-kafka/internal/childproc"
 )
 
 // iggyTarget is the Iggy server a gateway bridges to.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
+	"github.com/iggygw/iggy-gateway-kafka/internal/childproc"
 )
 
 func TestRaceReports(t *testing.T) {

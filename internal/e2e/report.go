@@ -76,7 +76,7 @@ func RenderCompatibility(rs []Result) string {
 	b.WriteString(`# Compatibility report card
 
 Generated from the end-to-end suite (` + "`internal/e2e`" + `) by
-` + "`go run ./internal/e2e/cmd/compat-report -results FILE -write docs/COMPATIBILITY.md`" + `, where FILE is
+` + "`go -C internal/e2e run ./cmd/compat-report -results FILE -write ../../docs/COMPATIBILITY.md`" + `, where FILE is
 the ` + "`IGGYGW_E2E_RESULTS`" + ` output of ` + "`make test`" + ` (` + "`.ci/run`" + ` prints the same table for every CI run and
 fails if this file claims a pass the run did not show). Do not edit by hand.
 

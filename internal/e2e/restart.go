@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/e2e/childproc"
+	"github.com/iggygw/iggy-gateway-kafka/internal/childproc"
 )
 
 // startRestartableEnv starts a gateway with extraEnv for a scenario that restarts it or

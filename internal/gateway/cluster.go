@@ -11,6 +11,7 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/membership"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
@@ -103,7 +104,7 @@ func (c *cluster) join(ctx context.Context, bridge iggy.Config, ids []int32, set
 	}
 	c.session = session
 	c.members, err = membership.Start(ctx, membership.Config{
-		API: session, Stream: offsets.DefaultStream, Topic: offsets.DefaultTopic,
+		API: session, Stream: iggylog.ReservedStream, Topic: offsets.DefaultTopic,
 		Self: c.self, Nodes: ids, Settings: settings, Interval: membershipInterval, OnChange: c.update, Logger: c.log,
 	})
 	return err

@@ -19,8 +19,10 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
+	"github.com/iggygw/iggy-gateway-kafka/internal/epochlog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
@@ -162,7 +164,7 @@ func (g *Gateway) start(ctx context.Context) error {
 	g.watchTailCache()
 	if cfg.Bridge.Enabled {
 		if err := b.Data().LoadEpochs(ctx); err != nil {
-			return fmt.Errorf("loading leader epochs from Iggy stream %q, topic %q: %w", offsets.DefaultStream, offsets.EpochTopic, err)
+			return fmt.Errorf("loading leader epochs from Iggy stream %q, topic %q: %w", iggylog.ReservedStream, epochlog.Topic, err)
 		}
 		g.reconnected.Store(b.Data())
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
@@ -147,7 +148,7 @@ func (s *logSize) read() (bytes, records uint64) {
 	s.at = time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), logSizeTimeout)
 	defer cancel()
-	t, err := s.api.GetTopic(ctx, iggy.Name(offsets.DefaultStream), iggy.Name(offsets.DefaultTopic))
+	t, err := s.api.GetTopic(ctx, iggy.Name(iggylog.ReservedStream), iggy.Name(offsets.DefaultTopic))
 	if err != nil {
 		s.log.Debug("reading the coordinator log's size failed", "err", err)
 		return s.bytes, s.records // the last known size

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
+	"github.com/iggygw/iggy-gateway-kafka/internal/epochlog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 )
@@ -16,7 +18,7 @@ import (
 // loadOffsets opens the committed-offset store over the coordinator log in Iggy and rebuilds
 // its view (latest checkpoint plus the records after it) before any Kafka connection is
 // accepted, so that no client is ever told "nothing committed" for a group that has commits.
-func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode, option func(*offsets.Config), loaded func(time.Duration)) (*offsets.Store, error) {
+func loadOffsets(ctx context.Context, api iggylog.API, log *slog.Logger, flush durability.Mode, option func(*offsets.Config), loaded func(time.Duration)) (*offsets.Store, error) {
 	ilog := coordinatorLog(api, flush)
 	store, err := newOffsets(ilog, log, option)
 	if err != nil {
@@ -32,41 +34,41 @@ func loadOffsets(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flu
 			hint = " (IGGY_KAFKA_COORDINATOR_LOG_RECOVERY=skip starts anyway, losing the corrupt records; see docs/COORDINATOR-LOG.md)"
 		}
 		return nil, fmt.Errorf("loading committed offsets from Iggy stream %q, topic %q%s: %w",
-			offsets.DefaultStream, offsets.DefaultTopic, hint, err)
+			iggylog.ReservedStream, offsets.DefaultTopic, hint, err)
 	}
 	took := time.Since(start)
-	log.Info("committed offsets loaded", "iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic,
+	log.Info("committed offsets loaded", "iggy_stream", iggylog.ReservedStream, "iggy_topic", offsets.DefaultTopic,
 		"duration", took.Round(time.Millisecond))
 	loaded(took)
 	if f := ilog.FlushInForce(); !f.WritesEachAck() {
 		log.Warn("the coordinator log's Iggy topic does not write each acknowledged commit before answering: an Iggy crash can lose committed offsets. "+durability.Fix,
-			"iggy_stream", offsets.DefaultStream, "iggy_topic", offsets.DefaultTopic, "flush", f.String())
+			"iggy_stream", iggylog.ReservedStream, "iggy_topic", offsets.DefaultTopic, "flush", f.String())
 	}
 	return store, nil
 }
 
 // openEpochLog opens the leader-epoch log (creating its topic on first use); the broker
 // reads it (Broker.LoadEpochs).
-func openEpochLog(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode) (*offsets.EpochLog, error) {
-	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, offsets.EpochTopic, offsets.EpochPartitions)
+func openEpochLog(ctx context.Context, api iggylog.API, log *slog.Logger, flush durability.Mode) (*epochlog.Log, error) {
+	ilog := iggylog.NewTopic(api, iggylog.ReservedStream, epochlog.Topic, epochlog.Partitions)
 	ilog.Flush = flush // a bump is acknowledged to no one, but it must not vanish in an Iggy crash
-	el := offsets.NewEpochLog(ilog, log.With("component", "epochs"))
+	el := epochlog.New(ilog, log.With("component", "epochs"))
 	if err := el.Ensure(ctx); err != nil {
-		return nil, fmt.Errorf("opening the leader-epoch log in Iggy stream %q, topic %q: %w", offsets.DefaultStream, offsets.EpochTopic, err)
+		return nil, fmt.Errorf("opening the leader-epoch log in Iggy stream %q, topic %q: %w", iggylog.ReservedStream, epochlog.Topic, err)
 	}
 	return el, nil
 }
 
 // coordinatorLog is the Iggy topic the committed-offset store keeps its log in, created (when
 // missing) with the gateway's flush mode.
-func coordinatorLog(api offsets.IggyAPI, flush durability.Mode) *offsets.IggyLog {
-	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, offsets.DefaultTopic, offsets.DefaultPartitions)
+func coordinatorLog(api iggylog.API, flush durability.Mode) *iggylog.Topic {
+	ilog := iggylog.NewTopic(api, iggylog.ReservedStream, offsets.DefaultTopic, offsets.DefaultPartitions)
 	ilog.Flush = flush
 	return ilog
 }
 
 // newOffsets returns the committed-offset store over the coordinator log, not loaded yet.
-func newOffsets(ilog *offsets.IggyLog, log *slog.Logger, option func(*offsets.Config)) (*offsets.Store, error) {
+func newOffsets(ilog *iggylog.Topic, log *slog.Logger, option func(*offsets.Config)) (*offsets.Store, error) {
 	cfg := offsets.DefaultConfig(ilog)
 	cfg.Logger = log.With("component", "offsets")
 	option(&cfg)
@@ -75,12 +77,12 @@ func newOffsets(ilog *offsets.IggyLog, log *slog.Logger, option func(*offsets.Co
 
 // loadTopicState opens the topic-state log (stored topic configs, DeleteRecords' log start
 // offsets) next to the coordinator log and reads it before any Kafka connection is accepted.
-func loadTopicState(ctx context.Context, api offsets.IggyAPI, log *slog.Logger, flush durability.Mode) (*topicstate.Store, error) {
-	ilog := offsets.NewIggyLog(api, offsets.DefaultStream, topicstate.DefaultTopic, 1)
+func loadTopicState(ctx context.Context, api iggylog.API, log *slog.Logger, flush durability.Mode) (*topicstate.Store, error) {
+	ilog := iggylog.NewTopic(api, iggylog.ReservedStream, topicstate.DefaultTopic, 1)
 	ilog.Flush = flush
 	store := topicstate.New(ilog, log.With("component", "topicstate"))
 	if err := store.Load(ctx); err != nil {
-		return nil, fmt.Errorf("loading topic state from Iggy stream %q, topic %q: %w", offsets.DefaultStream, topicstate.DefaultTopic, err)
+		return nil, fmt.Errorf("loading topic state from Iggy stream %q, topic %q: %w", iggylog.ReservedStream, topicstate.DefaultTopic, err)
 	}
 	return store, nil
 }

@@ -2,34 +2,40 @@ package listener
 
 import (
 	"testing"
-	"time"
+	"testing/synctest"
 )
 
+// TestBudgetFIFOAndRelease runs in a synctest bubble: once synctest.Wait returns, both
+// acquires are parked for good, so "not granted" is asserted without waiting for a timeout.
 func TestBudgetFIFOAndRelease(t *testing.T) {
-	b := NewBudget(100)
-	stop := make(chan struct{})
-	if !b.acquire(60, stop, nil) {
-		t.Fatal("first acquire failed")
-	}
-	got := make(chan int64, 3)
-	go func() { b.acquire(50, stop, nil); got <- 50 }()
-	waitWaiters(t, b, 1)
-	go func() { b.acquire(10, stop, nil); got <- 10 }() // fits, but must queue behind 50
-	waitWaiters(t, b, 2)
-	select {
-	case n := <-got:
-		t.Fatalf("%d granted out of order", n)
-	case <-time.After(20 * time.Millisecond):
-	}
-	b.release(60)
-	if a, c := <-got, <-got; a+c != 60 {
-		t.Fatalf("granted %d and %d", a, c)
-	}
-	b.release(50)
-	b.release(10)
-	if b.avail != 100 {
-		t.Fatalf("avail %d", b.avail)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(100)
+		stop := make(chan struct{})
+		defer close(stop) // after a failure, lets the parked acquires end
+		if !b.acquire(60, stop, nil) {
+			t.Fatal("first acquire failed")
+		}
+		got := make(chan int64, 3)
+		go func() { b.acquire(50, stop, nil); got <- 50 }()
+		synctest.Wait()
+		go func() { b.acquire(10, stop, nil); got <- 10 }() // fits, but must queue behind 50
+		synctest.Wait()
+		b.mu.Lock()
+		waiting := len(b.waiters)
+		b.mu.Unlock()
+		if len(got) != 0 || waiting != 2 {
+			t.Fatalf("granted out of order: %d granted, %d waiting", len(got), waiting)
+		}
+		b.release(60)
+		if a, c := <-got, <-got; a+c != 60 {
+			t.Fatalf("granted %d and %d", a, c)
+		}
+		b.release(50)
+		b.release(10)
+		if b.avail != 100 {
+			t.Fatalf("avail %d", b.avail)
+		}
+	})
 }
 
 func TestBudgetClampsAndStops(t *testing.T) {

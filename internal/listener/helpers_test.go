@@ -57,6 +57,24 @@ func (s *syncBuffer) String() string {
 
 func startServer(t testing.TB, d Dispatcher, tweak func(*Config)) *testServer {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveOn(t, ln, d, tweak)
+}
+
+// startPipeServer is startServer over in-memory connections (dial them with dialPipe). Inside a
+// synctest bubble every wait of the server is then one synctest.Wait can see: a test asserts
+// that nothing more happens once every goroutine is blocked, instead of sleeping and hoping.
+func startPipeServer(t testing.TB, d Dispatcher, tweak func(*Config)) (*testServer, *pipeListener) {
+	t.Helper()
+	ln := newPipeListener()
+	return serveOn(t, ln, d, tweak), ln
+}
+
+func serveOn(t testing.TB, ln net.Listener, d Dispatcher, tweak func(*Config)) *testServer {
+	t.Helper()
 	logs := &syncBuffer{}
 	cfg := Config{
 		Name: "PLAINTEXT", Dispatcher: d,
@@ -66,10 +84,6 @@ func startServer(t testing.TB, d Dispatcher, tweak func(*Config)) *testServer {
 	}
 	if tweak != nil {
 		tweak(&cfg)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
 	}
 	s := &testServer{Server: New(cfg), addr: ln.Addr().String(), done: make(chan error, 1), logs: logs}
 	go func() { s.done <- s.Serve(ln) }()
@@ -87,6 +101,52 @@ func startServer(t testing.TB, d Dispatcher, tweak func(*Config)) *testServer {
 		}
 	})
 	return s
+}
+
+// pipeListener is a net.Listener whose connections are net.Pipe pairs.
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+// pipeAddr is the address of both ends of every pipe connection.
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// dialPipe connects a client to the server listening on l.
+func dialPipe(t testing.TB, l *pipeListener) *client {
+	t.Helper()
+	server, nc := net.Pipe()
+	select {
+	case l.conns <- server:
+	case <-l.closed:
+		t.Fatal("dial: listener closed")
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &client{t: t, nc: nc}
 }
 
 type client struct {

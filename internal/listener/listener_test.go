@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -167,6 +168,11 @@ func TestPipelinedResponsesKeepRequestOrder(t *testing.T) {
 
 // A non-concurrent request waits for everything before it and holds back everything after it.
 func TestOrderedRequestsAreSerialised(t *testing.T) {
+	synctest.Test(t, testOrderedRequestsAreSerialised)
+}
+
+// testOrderedRequestsAreSerialised runs in a synctest bubble (TestPipelinedRequests says why).
+func testOrderedRequestsAreSerialised(t *testing.T) {
 	var mu sync.Mutex
 	var events []string
 	record := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
@@ -188,8 +194,9 @@ func TestOrderedRequestsAreSerialised(t *testing.T) {
 			return req.ResponseKind(), nil
 		}}},
 	}
-	s := startServer(t, d, func(c *Config) { c.MaxInFlight = 8 })
-	c := dial(t, s.addr)
+	_, ln := startPipeServer(t, d, func(c *Config) { c.MaxInFlight = 8 })
+	t.Cleanup(func() { releaseAll(map[string]chan struct{}{"slow": block}) }) // after a failure
+	c := dialPipe(t, ln)
 	meta := func(name string, corr int32) {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Version = 12
@@ -202,8 +209,7 @@ func TestOrderedRequestsAreSerialised(t *testing.T) {
 	meta("fast", 2)
 	c.send(kmsg.NewPtrDescribeClusterRequest(), 3)
 	meta("after", 4)
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(events) >= 3 })
-	time.Sleep(50 * time.Millisecond) // give a wrongly scheduled request time to start
+	synctest.Wait() // everything that may run before the release has run
 	mu.Lock()
 	got := strings.Join(events, ",")
 	mu.Unlock()

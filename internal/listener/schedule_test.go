@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -70,6 +70,17 @@ func pipelineRoutes(ev *events, release map[string]chan struct{}) routes {
 	}
 }
 
+// releaseAll closes the release channels not closed yet.
+func releaseAll(release map[string]chan struct{}) {
+	for _, ch := range release {
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+	}
+}
+
 func produceReq(topic string, started bool) *kmsg.ProduceRequest {
 	req := kmsg.NewPtrProduceRequest()
 	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 1000
@@ -109,74 +120,70 @@ func (c *client) readInOrder(kinds ...kmsg.Key) {
 }
 
 // Pipelined requests start one after the other without waiting for each other to finish;
-// every other request waits for them to finish, and they wait for earlier ones.
+// every other request waits for them to finish, and they wait for earlier ones. The test runs
+// in a synctest bubble over in-memory connections: after synctest.Wait every request that can
+// start has started, so each step asserts exactly what ran, with no sleep.
 func TestPipelinedRequests(t *testing.T) {
-	ev := &events{}
-	release := map[string]chan struct{}{"p1": make(chan struct{}), "p2": make(chan struct{}), "p3": make(chan struct{}), "m1": make(chan struct{})}
-	s := startServer(t, pipelineRoutes(ev, release), func(c *Config) { c.MaxInFlight = 8 })
-	c := dial(t, s.addr)
-	c.send(metadataReq("m1"), 1)
-	c.send(produceReq("p1", true), 2)
-	c.send(produceReq("p2", true), 3)
-	c.send(metadataReq("m2"), 4)
-	c.send(kmsg.NewPtrDescribeClusterRequest(), 5)
-	c.send(produceReq("p3", true), 6)
-	c.send(metadataReq("m3"), 7)
+	synctest.Test(t, func(t *testing.T) {
+		ev := &events{}
+		release := map[string]chan struct{}{"p1": make(chan struct{}), "p2": make(chan struct{}), "p3": make(chan struct{}), "m1": make(chan struct{})}
+		_, ln := startPipeServer(t, pipelineRoutes(ev, release), func(c *Config) { c.MaxInFlight = 8 })
+		t.Cleanup(func() { releaseAll(release) }) // a failed step leaves handlers waiting
+		c := dialPipe(t, ln)
+		c.send(metadataReq("m1"), 1)
+		c.send(produceReq("p1", true), 2)
+		c.send(produceReq("p2", true), 3)
+		c.send(metadataReq("m2"), 4)
+		c.send(kmsg.NewPtrDescribeClusterRequest(), 5)
+		c.send(produceReq("p3", true), 6)
+		c.send(metadataReq("m3"), 7)
 
-	waitFor(t, func() bool { return slices.Contains(ev.snapshot(), "start m1") })
-	time.Sleep(30 * time.Millisecond) // give a wrongly scheduled request time to start
-	if got := ev.snapshot(); !slices.Equal(got, []string{"start m1"}) {
-		t.Fatalf("a pipelined request started before the concurrent one before it finished: %v", got)
-	}
-	close(release["m1"])
-	waitFor(t, func() bool { return slices.Contains(ev.snapshot(), "start p2") })
-	time.Sleep(30 * time.Millisecond)
-	if got := ev.snapshot(); !slices.Equal(got, []string{"start m1", "end m1", "start p1", "start p2"}) {
-		t.Fatalf("p2 must start while p1 runs, and nothing else: %v", got)
-	}
-	close(release["p2"]) // finishes first; m2 still waits for p1
-	waitFor(t, func() bool { return slices.Contains(ev.snapshot(), "end p2") })
-	time.Sleep(30 * time.Millisecond)
-	if slices.Contains(ev.snapshot(), "start m2") {
-		t.Fatalf("a concurrent request started before the pipelined ones before it finished: %v", ev.snapshot())
-	}
-	close(release["p1"])
-	waitFor(t, func() bool { return slices.Contains(ev.snapshot(), "start p3") })
-	time.Sleep(30 * time.Millisecond)
-	for _, order := range [][2]string{{"end p1", "start m2"}, {"end m2", "start ordered"}, {"end ordered", "start p3"}} {
-		if !ev.before(order[0], order[1]) {
-			t.Fatalf("%q must come before %q: %v", order[0], order[1], ev.snapshot())
+		step := func(why string, want ...string) {
+			t.Helper()
+			synctest.Wait()
+			if got := ev.snapshot(); !slices.Equal(got, want) {
+				t.Fatalf("%s:\n got %v\nwant %v", why, got, want)
+			}
 		}
-	}
-	if slices.Contains(ev.snapshot(), "start m3") {
-		t.Fatalf("m3 started before p3 finished: %v", ev.snapshot())
-	}
-	close(release["p3"])
-	c.readInOrder(kmsg.Metadata, kmsg.Produce, kmsg.Produce, kmsg.Metadata, kmsg.DescribeCluster, kmsg.Produce, kmsg.Metadata)
-	if !ev.before("end p3", "start m3") {
-		t.Fatalf("m3 must start after p3 finished: %v", ev.snapshot())
-	}
+		step("a pipelined request started before the concurrent one before it finished", "start m1")
+		close(release["m1"])
+		step("p2 must start while p1 runs, and nothing else", "start m1", "end m1", "start p1", "start p2")
+		close(release["p2"]) // finishes first; m2 still waits for p1
+		step("a concurrent request started before the pipelined ones before it finished",
+			"start m1", "end m1", "start p1", "start p2", "end p2")
+		close(release["p1"])
+		step("m2, the ordered request and p3 run in turn once p1 is done; m3 waits for p3",
+			"start m1", "end m1", "start p1", "start p2", "end p2", "end p1",
+			"start m2", "end m2", "start ordered", "end ordered", "start p3")
+		close(release["p3"])
+		c.readInOrder(kmsg.Metadata, kmsg.Produce, kmsg.Produce, kmsg.Metadata, kmsg.DescribeCluster, kmsg.Produce, kmsg.Metadata)
+		if !ev.before("end p3", "start m3") {
+			t.Fatalf("m3 must start after p3 finished: %v", ev.snapshot())
+		}
+	})
 }
 
 // A pipelined handler that never calls Started holds the next pipelined request back until
 // it returns.
 func TestPipelinedWithoutStarted(t *testing.T) {
-	ev := &events{}
-	release := map[string]chan struct{}{"p1": make(chan struct{})}
-	s := startServer(t, pipelineRoutes(ev, release), nil)
-	c := dial(t, s.addr)
-	c.send(produceReq("p1", false), 1)
-	c.send(produceReq("p2", true), 2)
-	waitFor(t, func() bool { return slices.Contains(ev.snapshot(), "start p1") })
-	time.Sleep(30 * time.Millisecond)
-	if slices.Contains(ev.snapshot(), "start p2") {
-		t.Fatalf("p2 started before p1 said so or returned: %v", ev.snapshot())
-	}
-	close(release["p1"])
-	c.readInOrder(kmsg.Produce, kmsg.Produce)
-	if got := strings.Join(ev.snapshot(), ","); got != "start p1,end p1,start p2,end p2" {
-		t.Fatalf("events: %s", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ev := &events{}
+		release := map[string]chan struct{}{"p1": make(chan struct{})}
+		_, ln := startPipeServer(t, pipelineRoutes(ev, release), nil)
+		t.Cleanup(func() { releaseAll(release) })
+		c := dialPipe(t, ln)
+		c.send(produceReq("p1", false), 1)
+		c.send(produceReq("p2", true), 2)
+		synctest.Wait()
+		if got := ev.snapshot(); !slices.Equal(got, []string{"start p1"}) {
+			t.Fatalf("p2 started before p1 said so or returned: %v", got)
+		}
+		close(release["p1"])
+		c.readInOrder(kmsg.Produce, kmsg.Produce)
+		if got := strings.Join(ev.snapshot(), ","); got != "start p1,end p1,start p2,end p2" {
+			t.Fatalf("events: %s", got)
+		}
+	})
 }
 
 // The schedule's lists stay bounded however long a connection pipelines.

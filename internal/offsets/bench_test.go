@@ -3,12 +3,14 @@ package offsets
 import (
 	"fmt"
 	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
 // BenchmarkCommit measures a 10-partition commit over the in-memory log (encoding, append
 // and view update; checkpoints included at the default rate).
 func BenchmarkCommit(b *testing.B) {
-	s := openStore(b, NewMemLog(DefaultPartitions))
+	s := openStore(b, iggylog.NewMem(DefaultPartitions))
 	commits := make([]Commit, 10)
 	for i := range commits {
 		commits[i] = commit("orders", int32(i), 1000, 3, "")
@@ -24,7 +26,7 @@ func BenchmarkCommit(b *testing.B) {
 }
 
 func BenchmarkFetch(b *testing.B) {
-	s := openStore(b, NewMemLog(DefaultPartitions))
+	s := openStore(b, iggylog.NewMem(DefaultPartitions))
 	var parts []int32
 	for i := range 10 {
 		mustCommit(b, s, "group", commit("orders", int32(i), 1000, 3, ""))
@@ -42,7 +44,7 @@ func BenchmarkFetch(b *testing.B) {
 // BenchmarkLoad measures startup over a log with 200 groups of 50 partitions each, after a
 // crash (checkpoint plus tail).
 func BenchmarkLoad(b *testing.B) {
-	mem := NewMemLog(DefaultPartitions)
+	mem := iggylog.NewMem(DefaultPartitions)
 	s := openStore(b, mem)
 	for g := range 200 {
 		var commits []Commit

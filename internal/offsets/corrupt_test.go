@@ -6,12 +6,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
 // corruptLog returns a one-partition log with a checkpoint in the middle: 30 records, a
 // checkpoint, then 7 records. It returns the log and the checkpoint's offset.
-func corruptLog(t *testing.T) (*MemLog, uint64) {
-	mem := NewMemLog(1)
+func corruptLog(t *testing.T) (*iggylog.Mem, uint64) {
+	mem := iggylog.NewMem(1)
 	s := openStore(t, mem, func(c *Config) { c.CheckpointEvery = 30 })
 	for i := range 37 {
 		mustCommit(t, s, fmt.Sprintf("g%d", i%4), commit("t", int32(i), int64(i), -1, ""))
@@ -19,11 +21,11 @@ func corruptLog(t *testing.T) (*MemLog, uint64) {
 	return mem, s.parts[0].checkpoint
 }
 
-func flip(mem *MemLog, off uint64) { mem.parts[0][off][5] ^= 0xff }
+func flip(mem *iggylog.Mem, off uint64) { mem.Records(0)[off][5] ^= 0xff }
 
 func TestCorruptRecordStopsLoad(t *testing.T) {
 	mem, cp := corruptLog(t)
-	end := uint64(len(mem.parts[0]))
+	end := uint64(len(mem.Records(0)))
 	tests := []struct {
 		name string
 		off  uint64
@@ -56,26 +58,26 @@ func TestCorruptRecordStopsLoad(t *testing.T) {
 
 func TestSkipCorruptLoadsTheRest(t *testing.T) {
 	mem, cp := corruptLog(t)
-	end := uint64(len(mem.parts[0]))
+	end := uint64(len(mem.Records(0)))
 	skip := func(c *Config) { c.Recovery = RecoverSkip }
 	for _, off := range []uint64{end - 3, cp, end - 1, 0} {
 		t.Run(fmt.Sprint("offset ", off), func(t *testing.T) {
-			original := append([]byte(nil), mem.parts[0][off]...)
+			original := append([]byte(nil), mem.Records(0)[off]...)
 			lost, err := DecodeRecord(original)
 			if err != nil {
 				t.Fatal(err)
 			}
 			flip(mem, off)
-			defer func() { mem.parts[0][off] = original }()
+			defer func() { mem.Records(0)[off] = original }()
 			// The expected state: every intact non-checkpoint record, in order.
 			want := make(view)
-			for o, data := range mem.parts[0] {
+			for o, data := range mem.Records(0) {
 				if r, err := DecodeRecord(data); err == nil && r.Kind != KindCheckpoint && uint64(o) != off {
 					want.apply(r)
 				}
 			}
 			// A copy: closing the store appends a checkpoint.
-			got := snapshotAll(openStore(t, withRecord(mem, off, mem.parts[0][off]), skip))[0]
+			got := snapshotAll(openStore(t, withRecord(mem, off, mem.Records(0)[off]), skip))[0]
 			if lost.Kind == KindCheckpoint || off < cp {
 				// A lost checkpoint costs nothing (full replay); a lost record before the
 				// checkpoint is covered by it.
@@ -92,12 +94,9 @@ func TestSkipCorruptLoadsTheRest(t *testing.T) {
 }
 
 // withRecord returns a copy of mem with the record at off replaced.
-func withRecord(mem *MemLog, off uint64, data []byte) *MemLog {
-	c := NewMemLog(len(mem.parts))
-	for i, p := range mem.parts {
-		c.parts[i] = append([][]byte(nil), p...)
-	}
-	c.parts[0][off] = data
+func withRecord(mem *iggylog.Mem, off uint64, data []byte) *iggylog.Mem {
+	c := mem.Clone()
+	c.Records(0)[off] = data
 	return c
 }
 

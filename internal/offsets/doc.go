@@ -3,8 +3,10 @@
 // round-trip exactly: offset 0, metadata string and leader epoch included (Iggy's own
 // consumer-offset API can do none of those).
 //
-// The log is an internal Iggy topic with 16 partitions in a reserved stream; a group's records
-// go to partition PartitionFor(group). Records are commits, offset deletions, group deletions,
+// The package owns the coordinator log's records, view, checkpoints and writers; the log itself
+// is an iggylog.Log (in production an internal Iggy topic with 16 partitions in
+// iggylog.ReservedStream); a group's records go to partition PartitionFor(group). The
+// leader-epoch log, which shares the stream, is internal/epochlog. Records are commits, offset deletions, group deletions,
 // group generations and periodic checkpoints (a full snapshot of one log partition). The
 // current view is kept in memory and rebuilt at startup from the latest checkpoint plus the
 // records after it, so startup time does not grow with the age of the log. Each log

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
 // FuzzDecodeRecord checks that arbitrary bytes never crash the decoder and that whatever it
@@ -31,7 +33,7 @@ func FuzzStoreReplay(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, false)
 	f.Add([]byte("commit, delete, generation, checkpoint and restart"), true)
 	f.Fuzz(func(t *testing.T, script []byte, clean bool) {
-		mem := NewMemLog(2)
+		mem := iggylog.NewMem(2)
 		small := func(c *Config) { c.CheckpointEvery = 3; c.MaxRecordBytes = 64 << 10 }
 		s := openStore(t, mem, small)
 		ctx := t.Context()

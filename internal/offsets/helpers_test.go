@@ -7,11 +7,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
 const testPartitions = 4
 
-func testConfig(log Log) Config {
+func testConfig(log iggylog.Log) Config {
 	cfg := DefaultConfig(log)
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.Now = func() time.Time { return time.UnixMilli(1_700_000_000_000) }
@@ -19,7 +21,7 @@ func testConfig(log Log) Config {
 }
 
 // openStore returns a loaded store over log, closed when the test ends.
-func openStore(t testing.TB, log Log, mutate ...func(*Config)) *Store {
+func openStore(t testing.TB, log iggylog.Log, mutate ...func(*Config)) *Store {
 	t.Helper()
 	cfg := testConfig(log)
 	for _, m := range mutate {
@@ -39,14 +41,14 @@ func openStore(t testing.TB, log Log, mutate ...func(*Config)) *Store {
 // recordingLog wraps a Log, can fail appends, and records the lowest offset each partition
 // was read from.
 type recordingLog struct {
-	Log
+	iggylog.Log
 	mu         sync.Mutex
 	failAppend error
 	minRead    map[int]uint64
 	reads      int
 }
 
-func newRecordingLog(inner Log) *recordingLog {
+func newRecordingLog(inner iggylog.Log) *recordingLog {
 	return &recordingLog{Log: inner, minRead: make(map[int]uint64)}
 }
 
@@ -62,7 +64,7 @@ func (l *recordingLog) Append(ctx context.Context, partition int, records [][]by
 	return l.Log.Append(ctx, partition, records)
 }
 
-func (l *recordingLog) ReadFrom(ctx context.Context, partition int, offset uint64, max int) ([]Entry, error) {
+func (l *recordingLog) ReadFrom(ctx context.Context, partition int, offset uint64, max int) ([]iggylog.Entry, error) {
 	l.mu.Lock()
 	if cur, ok := l.minRead[partition]; !ok || offset < cur {
 		l.minRead[partition] = offset
@@ -90,10 +92,11 @@ func snapshotAll(s *Store) [][]GroupState {
 }
 
 // replayAll rebuilds the view of every partition from offset 0, ignoring checkpoints.
-func replayAll(t testing.TB, log *MemLog) [][]GroupState {
+func replayAll(t testing.TB, log *iggylog.Mem) [][]GroupState {
 	t.Helper()
-	out := make([][]GroupState, len(log.parts))
-	for i, recs := range log.parts {
+	out := make([][]GroupState, log.Partitions())
+	for i := range out {
+		recs := log.Records(i)
 		v := make(view)
 		for off, data := range recs {
 			r, err := DecodeRecord(data)

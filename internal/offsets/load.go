@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
 // errNoCheckpoint means a checkpoint could not be read where one was expected.
@@ -284,13 +286,13 @@ func (s *Store) scan(ctx context.Context, part int, from, end uint64, skip []spa
 	return nil
 }
 
-func (s *Store) readAt(ctx context.Context, part int, off uint64) (Entry, error) {
+func (s *Store) readAt(ctx context.Context, part int, off uint64) (iggylog.Entry, error) {
 	entries, err := s.log.ReadFrom(ctx, part, off, 1)
 	if err != nil {
-		return Entry{}, fmt.Errorf("offsets: reading coordinator log partition %d at %d: %w", part, off, err)
+		return iggylog.Entry{}, fmt.Errorf("offsets: reading coordinator log partition %d at %d: %w", part, off, err)
 	}
 	if len(entries) == 0 || entries[0].Offset != off {
-		return Entry{}, fmt.Errorf("offsets: coordinator log partition %d has no record at offset %d", part, off)
+		return iggylog.Entry{}, fmt.Errorf("offsets: coordinator log partition %d has no record at offset %d", part, off)
 	}
 	return entries[0], nil
 }

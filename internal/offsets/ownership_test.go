@@ -5,11 +5,12 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // openUnowned returns a store over log that owns no partition yet, closed when the test ends.
-func openUnowned(t *testing.T, log Log) *Store {
+func openUnowned(t *testing.T, log iggylog.Log) *Store {
 	t.Helper()
 	s, err := New(testConfig(log))
 	if err != nil {
@@ -26,7 +27,7 @@ func openUnowned(t *testing.T, log Log) *Store {
 // one log, as two gateways do: each new owner sees every commit the previous one
 // acknowledged, and a released partition answers NOT_COORDINATOR.
 func TestTakeoverKeepsEveryCommit(t *testing.T) {
-	log := NewMemLog(testPartitions)
+	log := iggylog.NewMem(testPartitions)
 	a, b := openUnowned(t, log), openUnowned(t, log)
 	k := PartitionFor("g", testPartitions)
 	if err := a.Serving("g"); !errors.Is(err, kerr.NotCoordinator) {
@@ -65,7 +66,7 @@ func TestTakeoverKeepsEveryCommit(t *testing.T) {
 // TestReleasedPartitionGetsNoCheckpointAtClose: a store must not write to a partition
 // another store may own now.
 func TestReleasedPartitionGetsNoCheckpointAtClose(t *testing.T) {
-	log := NewMemLog(testPartitions)
+	log := iggylog.NewMem(testPartitions)
 	s := openUnowned(t, log)
 	k := PartitionFor("g", testPartitions)
 	if err := s.Acquire(t.Context(), k); err != nil {

@@ -8,12 +8,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
 // checkpointedLog returns a one-partition log of 37 commits with a checkpoint after every 10
 // records: checkpoints at offsets 10, 21 and 32, the records after 32 pointing to it.
-func checkpointedLog(t *testing.T) *MemLog {
-	build := NewMemLog(1)
+func checkpointedLog(t *testing.T) *iggylog.Mem {
+	build := iggylog.NewMem(1)
 	b := openStore(t, build, func(c *Config) { c.CheckpointEvery = 10 })
 	for i := range 37 {
 		mustCommit(t, b, fmt.Sprintf("g%d", i%4), commit("t", int32(i%6), int64(i), -1, ""))
@@ -22,22 +24,14 @@ func checkpointedLog(t *testing.T) *MemLog {
 }
 
 // copyLog returns a copy of mem that later writes to mem do not change.
-func copyLog(mem *MemLog) *MemLog {
-	mem.mu.Lock()
-	defer mem.mu.Unlock()
-	c := NewMemLog(len(mem.parts))
-	for i, p := range mem.parts {
-		for _, r := range p {
-			c.parts[i] = append(c.parts[i], bytes.Clone(r))
-		}
-	}
-	return c
+func copyLog(mem *iggylog.Mem) *iggylog.Mem {
+	return mem.Clone()
 }
 
 // reusedOffsets simulates Iggy losing the tail from keep on and a running gateway appending
 // n more records that still point to the checkpoint it knew (at).
-func reusedOffsets(t *testing.T, mem *MemLog, keep, at uint64, n int) {
-	mem.parts[0] = mem.parts[0][:keep]
+func reusedOffsets(t *testing.T, mem *iggylog.Mem, keep, at uint64, n int) {
+	mem.SetRecords(0, mem.Records(0)[:keep])
 	for i := range n {
 		r := Record{Kind: KindCommit, Checkpoint: at, Group: GroupState{Name: "late", Topics: []TopicOffsets{
 			{Topic: "t", Partitions: []PartitionOffset{{Partition: int32(i), Committed: Committed{Offset: int64(i), LeaderEpoch: -1}}}},
@@ -54,16 +48,16 @@ func reusedOffsets(t *testing.T, mem *MemLog, keep, at uint64, n int) {
 func TestLoadRecoversFromDamagedCheckpoint(t *testing.T) {
 	tests := []struct {
 		name      string
-		damage    func(t *testing.T, mem *MemLog)
+		damage    func(t *testing.T, mem *iggylog.Mem)
 		recovered bool   // the damage needs a recovery (else an ordinary load copes)
 		failErr   string // in recovery mode fail
 	}{
-		{"missing tail after a checkpoint", func(t *testing.T, mem *MemLog) { mem.parts[0] = mem.parts[0][:35] }, false, ""},
-		{"missing tail cutting a checkpoint", func(t *testing.T, mem *MemLog) { mem.parts[0] = mem.parts[0][:32] }, false, ""},
-		{"unreadable checkpoint", func(t *testing.T, mem *MemLog) { flip(mem, 32) }, true, "checkpoint at 32"},
-		{"checkpoint past the end", func(t *testing.T, mem *MemLog) { reusedOffsets(t, mem, 25, 32, 3) }, true, "past the end"},
-		{"checkpoint pointer to another record", func(t *testing.T, mem *MemLog) { reusedOffsets(t, mem, 25, 32, 12) }, true, "not checkpoint chunk"},
-		{"every checkpoint unreadable", func(t *testing.T, mem *MemLog) { flip(mem, 10); flip(mem, 21); flip(mem, 32) }, true, "checkpoint at 32"},
+		{"missing tail after a checkpoint", func(t *testing.T, mem *iggylog.Mem) { mem.SetRecords(0, mem.Records(0)[:35]) }, false, ""},
+		{"missing tail cutting a checkpoint", func(t *testing.T, mem *iggylog.Mem) { mem.SetRecords(0, mem.Records(0)[:32]) }, false, ""},
+		{"unreadable checkpoint", func(t *testing.T, mem *iggylog.Mem) { flip(mem, 32) }, true, "checkpoint at 32"},
+		{"checkpoint past the end", func(t *testing.T, mem *iggylog.Mem) { reusedOffsets(t, mem, 25, 32, 3) }, true, "past the end"},
+		{"checkpoint pointer to another record", func(t *testing.T, mem *iggylog.Mem) { reusedOffsets(t, mem, 25, 32, 12) }, true, "not checkpoint chunk"},
+		{"every checkpoint unreadable", func(t *testing.T, mem *iggylog.Mem) { flip(mem, 10); flip(mem, 21); flip(mem, 32) }, true, "checkpoint at 32"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,10 +105,10 @@ func TestLoadRecoversFromDamagedCheckpoint(t *testing.T) {
 }
 
 // replayIntact replays every decodable non-checkpoint record of partition 0 in order.
-func replayIntact(t *testing.T, mem *MemLog) []GroupState {
+func replayIntact(t *testing.T, mem *iggylog.Mem) []GroupState {
 	t.Helper()
 	v := make(view)
-	for _, data := range mem.parts[0] {
+	for _, data := range mem.Records(0) {
 		if r, err := DecodeRecord(data); err == nil && r.Kind != KindCheckpoint {
 			v.apply(r)
 		} else if err != nil && !errors.Is(err, ErrCorrupt) {

@@ -13,11 +13,19 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
+)
+
+// Where the coordinator log lives in Iggy: this topic in iggylog.ReservedStream.
+const (
+	DefaultTopic      = "__consumer_offsets"
+	DefaultPartitions = 16
 )
 
 // Config configures a Store. Start from DefaultConfig.
 type Config struct {
-	Log    Log
+	Log    iggylog.Log
 	Logger *slog.Logger
 	Now    func() time.Time
 
@@ -78,7 +86,7 @@ func ParseRecovery(name string) (Recovery, error) {
 }
 
 // DefaultConfig returns the default configuration over log.
-func DefaultConfig(log Log) Config {
+func DefaultConfig(log iggylog.Log) Config {
 	return Config{
 		Log:              log,
 		Logger:           slog.Default(),
@@ -126,7 +134,7 @@ func (c *Config) validate() error {
 // succeeded every operation answers COORDINATOR_LOAD_IN_PROGRESS.
 type Store struct {
 	cfg    Config
-	log    Log
+	log    iggylog.Log
 	parts  []*partition
 	loaded atomic.Bool
 

@@ -8,11 +8,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 func TestCommitFetchRoundTrip(t *testing.T) {
-	s := openStore(t, NewMemLog(testPartitions))
+	s := openStore(t, iggylog.NewMem(testPartitions))
 	mustCommit(t, s, "g",
 		commit("t", 0, 0, -1, ""),               // offset 0, no leader epoch
 		commit("t", 1, 42, 7, "checkpoint=abc"), // metadata and epoch
@@ -55,7 +56,7 @@ func TestCommitFetchRoundTrip(t *testing.T) {
 }
 
 func TestCommitValidation(t *testing.T) {
-	s := openStore(t, NewMemLog(testPartitions))
+	s := openStore(t, iggylog.NewMem(testPartitions))
 	errs := s.Commit(t.Context(), "g", []Commit{
 		commit("t", 0, 1, -1, strings.Repeat("m", 4097)),
 		commit(strings.Repeat("t", 256), 0, 1, -1, ""),
@@ -75,7 +76,7 @@ func TestCommitValidation(t *testing.T) {
 }
 
 func TestStoreNotLoadedOrClosed(t *testing.T) {
-	log := NewMemLog(testPartitions)
+	log := iggylog.NewMem(testPartitions)
 	s, err := New(testConfig(log))
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestStoreNotLoadedOrClosed(t *testing.T) {
 }
 
 func TestAppendFailureIsNotAcknowledged(t *testing.T) {
-	log := newRecordingLog(NewMemLog(testPartitions))
+	log := newRecordingLog(iggylog.NewMem(testPartitions))
 	s := openStore(t, log)
 	mustCommit(t, s, "g", commit("t", 0, 5, -1, ""))
 	log.setFail(errInjected)
@@ -126,7 +127,7 @@ func TestAppendFailureIsNotAcknowledged(t *testing.T) {
 }
 
 func TestDeleteOffsetsAndGroup(t *testing.T) {
-	s := openStore(t, NewMemLog(testPartitions))
+	s := openStore(t, iggylog.NewMem(testPartitions))
 	mustCommit(t, s, "g", commit("t", 0, 1, -1, ""), commit("t", 1, 2, -1, ""), commit("u", 0, 3, -1, ""))
 	if err := s.DeleteOffsets(t.Context(), "g", []TopicPartitions{{Topic: "t", Partitions: []int32{0, 0, 9}}, {Topic: "none", Partitions: []int32{1}}}); err != nil {
 		t.Fatal(err)
@@ -157,7 +158,7 @@ func TestDeleteOffsetsAndGroup(t *testing.T) {
 }
 
 func TestGenerations(t *testing.T) {
-	s := openStore(t, NewMemLog(testPartitions))
+	s := openStore(t, iggylog.NewMem(testPartitions))
 	ctx := t.Context()
 	if err := s.RecordGeneration(ctx, "g", 3, "consumer", 2); err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func exercise(t testing.TB, s *Store, rounds int) {
 }
 
 func TestRestartSeesEverything(t *testing.T) {
-	log := NewMemLog(testPartitions)
+	log := iggylog.NewMem(testPartitions)
 	s := openStore(t, log, func(c *Config) { c.CheckpointEvery = 1 << 30 })
 	exercise(t, s, 300)
 	before := snapshotAll(s)
@@ -232,7 +233,7 @@ func TestRestartSeesEverything(t *testing.T) {
 }
 
 func TestCheckpointPlusTailEqualsFullReplay(t *testing.T) {
-	mem := NewMemLog(testPartitions)
+	mem := iggylog.NewMem(testPartitions)
 	s := openStore(t, mem, func(c *Config) { c.CheckpointEvery = 10 })
 	exercise(t, s, 500)
 	before := snapshotAll(s)
@@ -257,7 +258,7 @@ func TestCheckpointPlusTailEqualsFullReplay(t *testing.T) {
 }
 
 func TestCleanShutdownCheckpointsEverything(t *testing.T) {
-	mem := NewMemLog(testPartitions)
+	mem := iggylog.NewMem(testPartitions)
 	s := openStore(t, mem)
 	exercise(t, s, 100)
 	before := snapshotAll(s)
@@ -278,17 +279,17 @@ func TestCleanShutdownCheckpointsEverything(t *testing.T) {
 }
 
 func TestLargeCommitAndCheckpointAreSplit(t *testing.T) {
-	mem := NewMemLog(1)
+	mem := iggylog.NewMem(1)
 	s := openStore(t, mem, func(c *Config) { c.MaxRecordBytes = 64 << 10; c.CheckpointEvery = 1 << 30 })
 	var commits []Commit
 	for p := range 3000 {
 		commits = append(commits, commit(fmt.Sprintf("topic-%d", p%7), int32(p), int64(p), 1, strings.Repeat("x", 40)))
 	}
 	mustCommit(t, s, "big", commits...)
-	if n := len(mem.parts[0]); n < 3 {
+	if n := len(mem.Records(0)); n < 3 {
 		t.Fatalf("a %d-partition commit was written as %d records", len(commits), n)
 	}
-	for off, r := range mem.parts[0] {
+	for off, r := range mem.Records(0) {
 		if len(r) > 64<<10 {
 			t.Fatalf("record %d is %d bytes", off, len(r))
 		}
@@ -307,7 +308,7 @@ func TestLargeCommitAndCheckpointAreSplit(t *testing.T) {
 }
 
 func TestConcurrentCommits(t *testing.T) {
-	mem := NewMemLog(testPartitions)
+	mem := iggylog.NewMem(testPartitions)
 	s := openStore(t, mem, func(c *Config) { c.CheckpointEvery = 25 })
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -349,7 +350,7 @@ func TestPartitionForIsStable(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	cfg := testConfig(NewMemLog(1))
+	cfg := testConfig(iggylog.NewMem(1))
 	cfg.MaxRecordBytes = 1000
 	cfg.CheckpointEvery = 0
 	_, err := New(cfg)

@@ -11,19 +11,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
-// gateLog counts appends (one Append is one Iggy send of IggyLog below 8 MiB) and can hold
+// gateLog counts appends (one Append is one Iggy send of iggylog.Topic below 8 MiB) and can hold
 // them: while held, every Append waits for release.
 type gateLog struct {
-	Log
+	iggylog.Log
 	mu      sync.Mutex
 	appends int
 	held    chan struct{} // nil: appends pass
 	entered chan struct{} // receives once per Append that starts waiting
 }
 
-func newGateLog(inner Log) *gateLog {
+func newGateLog(inner iggylog.Log) *gateLog {
 	return &gateLog{Log: inner, entered: make(chan struct{}, 1024)}
 }
 
@@ -78,7 +79,7 @@ func waitQueued(t *testing.T, s *Store, group string, n int) {
 // Commits queued while an append is in flight go out together in the next append, and each
 // is acknowledged only once that append succeeded.
 func TestGroupCommitCoalescesQueuedCommits(t *testing.T) {
-	log := newGateLog(NewMemLog(1))
+	log := newGateLog(iggylog.NewMem(1))
 	s := openStore(t, log)
 	log.hold()
 	var wg sync.WaitGroup
@@ -117,7 +118,7 @@ func TestGroupCommitCoalescesQueuedCommits(t *testing.T) {
 
 // A full queue makes writers wait (until their deadline) instead of growing.
 func TestFullQueueAppliesBackpressure(t *testing.T) {
-	log := newGateLog(NewMemLog(1))
+	log := newGateLog(iggylog.NewMem(1))
 	s := openStore(t, log, func(c *Config) { c.WriteQueue = 2 })
 	log.hold()
 	var wg sync.WaitGroup
@@ -151,7 +152,7 @@ func TestFullQueueAppliesBackpressure(t *testing.T) {
 
 // A generation reported late (older than the recorded one) cannot delete or replace it.
 func TestOlderGenerationCannotDeleteNewer(t *testing.T) {
-	s := openStore(t, NewMemLog(testPartitions))
+	s := openStore(t, iggylog.NewMem(testPartitions))
 	ctx := t.Context()
 	if err := s.RecordGeneration(ctx, "g", 6, "consumer", 3); err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestOlderGenerationCannotDeleteNewer(t *testing.T) {
 // Generation events are recorded in the order the coordinator reports them, even while
 // appends are slow: the last event decides what is stored.
 func TestOnGenerationRecordsInOrder(t *testing.T) {
-	mem := NewMemLog(testPartitions)
+	mem := iggylog.NewMem(testPartitions)
 	log := newGateLog(mem)
 	s := openStore(t, log)
 	log.hold()

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
 // Where the log lives: the gateway's reserved stream, one partition (topic state changes are
@@ -41,7 +41,7 @@ type State struct {
 // Store is the topic-state view over its log. Writes are appended first and applied to the
 // view in log order, so every gateway reading the log ends with the same view.
 type Store struct {
-	log           offsets.Log
+	log           iggylog.Log
 	logger        *slog.Logger
 	refresh       time.Duration
 	snapshotEvery int
@@ -59,9 +59,9 @@ type Store struct {
 	refreshed time.Time
 }
 
-// New returns a store over log (offsets.NewIggyLog(api, offsets.DefaultStream, DefaultTopic,
+// New returns a store over log (iggylog.NewTopic(api, iggylog.ReservedStream, DefaultTopic,
 // 1) in production). Call Load before using it.
-func New(log offsets.Log, logger *slog.Logger) *Store {
+func New(log iggylog.Log, logger *slog.Logger) *Store {
 	if logger == nil {
 		logger = slog.Default()
 	}

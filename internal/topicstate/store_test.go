@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
-func newStore(t *testing.T, log offsets.Log) *Store {
+func newStore(t *testing.T, log iggylog.Log) *Store {
 	t.Helper()
 	s := New(log, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := s.Load(context.Background()); err != nil {
@@ -23,7 +23,7 @@ func newStore(t *testing.T, log offsets.Log) *Store {
 
 func TestStoreConfigsAndLogStart(t *testing.T) {
 	ctx := context.Background()
-	log := offsets.NewMemLog(1)
+	log := iggylog.NewMem(1)
 	a := newStore(t, log)
 	if err := a.SetConfigs(ctx, "t", 7, map[string]string{"cleanup.policy": "compact"}); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestStoreConfigsAndLogStart(t *testing.T) {
 // than the refresh interval.
 func TestStoreGetRefreshes(t *testing.T) {
 	ctx := context.Background()
-	log := offsets.NewMemLog(1)
+	log := iggylog.NewMem(1)
 	a, b := newStore(t, log), newStore(t, log)
 	now := time.Unix(100, 0)
 	b.now = func() time.Time { return now }
@@ -92,7 +92,7 @@ func TestStoreGetRefreshes(t *testing.T) {
 
 func TestStoreSkipsCorruptRecords(t *testing.T) {
 	ctx := context.Background()
-	log := offsets.NewMemLog(1)
+	log := iggylog.NewMem(1)
 	good := (&Record{Kind: KindConfigs, Topic: "t", TopicID: 1, Configs: map[string]string{"a": "b"}}).Encode()
 	bad := append([]byte(nil), good...)
 	bad[3] ^= 1
@@ -154,11 +154,11 @@ func FuzzDecode(f *testing.F) {
 
 // countingLog counts the entries read from a log.
 type countingLog struct {
-	offsets.Log
+	iggylog.Log
 	read int
 }
 
-func (l *countingLog) ReadFrom(ctx context.Context, p int, off uint64, n int) ([]offsets.Entry, error) {
+func (l *countingLog) ReadFrom(ctx context.Context, p int, off uint64, n int) ([]iggylog.Entry, error) {
 	es, err := l.Log.ReadFrom(ctx, p, off, n)
 	l.read += len(es)
 	return es, err
@@ -193,7 +193,7 @@ func sameViews(t *testing.T, got, want map[string]State) {
 // same view as a full replay.
 func TestStoreSnapshotBoundsStartup(t *testing.T) {
 	ctx := context.Background()
-	log := offsets.NewMemLog(1)
+	log := iggylog.NewMem(1)
 	w := New(log, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	w.snapshotEvery = 50
 	if err := w.Load(ctx); err != nil {
@@ -222,7 +222,7 @@ func TestStoreSnapshotBoundsStartup(t *testing.T) {
 	sameViews(t, views(r), views(w))
 
 	// A log whose records carry no snapshot pointer (older gateways) is replayed whole.
-	plain := offsets.NewMemLog(1)
+	plain := iggylog.NewMem(1)
 	es, _ := log.ReadFrom(ctx, 0, 0, int(end))
 	for _, e := range es {
 		rec, err := Decode(e.Data)
@@ -244,7 +244,7 @@ func TestStoreSnapshotBoundsStartup(t *testing.T) {
 // offset, appended after another gateway's records, is completed by replaying those.
 func TestStoreSnapshotInterleaved(t *testing.T) {
 	ctx := context.Background()
-	log := offsets.NewMemLog(1)
+	log := iggylog.NewMem(1)
 	appendRec := func(r *Record) {
 		if _, err := log.Append(ctx, 0, [][]byte{r.Encode()}); err != nil {
 			t.Fatal(err)

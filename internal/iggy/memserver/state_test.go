@@ -78,10 +78,12 @@ func payloads(t *testing.T, out polled) (offs []uint64, pls []string) {
 
 func TestPollStrategies(t *testing.T) {
 	s, sess := testState(t)
+	now := time.Now()
+	s.clock = func() time.Time { return now } // the two sends are stamped 2ms apart
 	mustTopic(t, s, sess, 1)
-	send(t, s, sess, 0, "a", 3) // offsets 0..2
-	mid := uint64(s.clock().UnixMicro()) + 1
-	time.Sleep(2 * time.Millisecond)
+	send(t, s, sess, 0, "a", 3) // offsets 0..2, stamped a few µs after now (stamps never repeat)
+	mid := uint64(now.Add(time.Millisecond).UnixMicro())
+	now = now.Add(2 * time.Millisecond)
 	send(t, s, sess, 0, "b", 3) // offsets 3..5
 	consumer := wire.Consumer{Kind: wire.ConsumerKindConsumer, ID: id(7)}
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
 // iggyBackend returns the address and credentials of an Iggy server: a real one when
@@ -52,14 +52,16 @@ func dial(t *testing.T, cfg iggy.Config) *iggy.Client {
 
 // uniqueStream keeps tests apart on a shared real server.
 func uniqueStream(t *testing.T) string {
-	return fmt.Sprintf("%s-%s-%d", DefaultStream, strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+	return fmt.Sprintf("%s-%s-%d", iggylog.ReservedStream, strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 }
 
+// TestIggyLogSurvivesRestart: the store over a log in Iggy keeps every kind of record across a
+// crash and a clean restart.
 func TestIggyLogSurvivesRestart(t *testing.T) {
 	cfg := iggyBackend(t)
 	stream := uniqueStream(t)
-	open := func() (*Store, *IggyLog) {
-		log := NewIggyLog(dial(t, cfg), stream, DefaultTopic, DefaultPartitions)
+	open := func() (*Store, *iggylog.Topic) {
+		log := iggylog.NewTopic(dial(t, cfg), stream, DefaultTopic, DefaultPartitions)
 		return openStore(t, log, func(c *Config) { c.CheckpointEvery = 5 }), log
 	}
 	s, log := open()
@@ -117,50 +119,5 @@ func TestIggyLogSurvivesRestart(t *testing.T) {
 		if p.sinceCheckpoint != 0 {
 			t.Fatalf("partition %d replayed %d records after a clean shutdown", p.id, p.sinceCheckpoint)
 		}
-	}
-}
-
-func TestIggyLogEnsure(t *testing.T) {
-	cfg := iggyBackend(t)
-	client := dial(t, cfg)
-	ctx := t.Context()
-	stream := uniqueStream(t)
-	log := NewIggyLog(client, stream, DefaultTopic, DefaultPartitions)
-	for range 2 { // creates, then finds
-		if err := log.Ensure(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	topic, err := client.GetTopic(ctx, iggy.Name(stream), iggy.Name(DefaultTopic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if topic.PartitionsCount != DefaultPartitions || topic.MessageExpiry != iggy.Never {
-		t.Fatalf("topic %+v", topic)
-	}
-	// Each acknowledged commit is written before Iggy answers (durability.Write by default).
-	if m, ok := log.FlushInForce().Mode(); !ok || m != durability.Write {
-		t.Fatalf("coordinator log flush %s, want write", log.FlushInForce())
-	}
-	// A log topic created with Iggy's defaults (an older gateway) is reported as such.
-	old := NewIggyLog(client, stream, "old-defaults", DefaultPartitions)
-	old.Flush = durability.IggyDefault
-	if err := old.Ensure(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if again := NewIggyLog(client, stream, "old-defaults", DefaultPartitions); again.Ensure(ctx) != nil || again.FlushInForce().WritesEachAck() {
-		t.Fatalf("old-defaults topic reported as %s", again.FlushInForce())
-	}
-	// A topic someone else created with another partition count is refused.
-	other := NewIggyLog(client, stream, "other", DefaultPartitions)
-	if _, err := client.CreateTopic(ctx, iggy.Name(stream), "other", 3, iggy.TopicOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Ensure(ctx); err == nil || !strings.Contains(err.Error(), "has 3 partitions") {
-		t.Fatalf("Ensure error %v", err)
-	}
-	// Reads past the end return nothing.
-	if entries, err := log.ReadFrom(ctx, 0, 0, 10); err != nil || len(entries) != 0 {
-		t.Fatalf("ReadFrom empty partition: %v %v", entries, err)
 	}
 }

@@ -1,14 +1,19 @@
-package offsets
+package epochlog
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
 	"log/slog"
 	"reflect"
 	"testing"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
-func sampleEpochRecords() []EpochRecord {
-	return []EpochRecord{
+func sampleRecords() []Record {
+	return []Record{
 		{Stream: "kafka", Topic: "orders", Partition: 3, Epoch: 1, Start: 500, TruncatedFrom: 700, Time: 1700000000000},
 		{Stream: "s", Topic: "t", Partition: 0, Epoch: 2, Start: 0, TruncatedFrom: 1, Time: 0},
 	}
@@ -17,11 +22,11 @@ func sampleEpochRecords() []EpochRecord {
 // TestEpochLog: appended records come back once each, in order; an unreadable record is
 // skipped (with an error log) and the ones after it are still read.
 func TestEpochLog(t *testing.T) {
-	mem := NewMemLog(EpochPartitions)
+	mem := iggylog.NewMem(Partitions)
 	var logged bytes.Buffer
-	el := NewEpochLog(mem, slog.New(slog.NewTextHandler(&logged, nil)))
+	el := New(mem, slog.New(slog.NewTextHandler(&logged, nil)))
 	ctx := t.Context()
-	recs := sampleEpochRecords()
+	recs := sampleRecords()
 	if err := el.Append(ctx, recs[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -42,35 +47,37 @@ func TestEpochLog(t *testing.T) {
 		t.Fatalf("second ReadNew: %+v, %v; want nothing new", again, err)
 	}
 	// A second reader (another gateway, or a restart) reads them all.
-	fresh, err := NewEpochLog(mem, slog.New(slog.DiscardHandler)).ReadNew(ctx)
+	fresh, err := New(mem, slog.New(slog.DiscardHandler)).ReadNew(ctx)
 	if err != nil || !reflect.DeepEqual(fresh, recs) {
 		t.Fatalf("fresh reader: %+v, %v", fresh, err)
 	}
 }
 
-func TestDecodeEpochRecordRefuses(t *testing.T) {
-	good := sampleEpochRecords()[0].encode(nil)
-	zeroEpoch := EpochRecord{Stream: "s", Topic: "t", Epoch: 0}
+func TestDecodeRefuses(t *testing.T) {
+	good := sampleRecords()[0].encode(nil)
+	zeroEpoch := Record{Stream: "s", Topic: "t", Epoch: 0}
 	for name, data := range map[string][]byte{
 		"empty":      nil,
 		"bad crc":    append(bytes.Clone(good[:len(good)-1]), good[len(good)-1]^1),
-		"truncated":  appendCRC(bytes.Clone(good[:len(good)-10]), 0),
+		"truncated":  withCRC(good[:len(good)-14]),
+		"trailing":   withCRC(append(bytes.Clone(good[:len(good)-4]), 0)),
+		"version 2":  withCRC(append([]byte{2}, good[1:len(good)-4]...)),
 		"epoch zero": zeroEpoch.encode(nil),
 	} {
-		if _, err := DecodeEpochRecord(data); err == nil {
-			t.Errorf("%s: decoded", name)
+		if _, err := Decode(data); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: Decode error %v, want ErrCorrupt", name, err)
 		}
 	}
 }
 
-// FuzzDecodeEpochRecord: arbitrary bytes never crash the decoder, and what it accepts
+// FuzzDecode: arbitrary bytes never crash the decoder, and what it accepts
 // re-encodes to the same bytes.
-func FuzzDecodeEpochRecord(f *testing.F) {
-	for _, r := range sampleEpochRecords() {
+func FuzzDecode(f *testing.F) {
+	for _, r := range sampleRecords() {
 		f.Add(r.encode(nil))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := DecodeEpochRecord(data)
+		r, err := Decode(data)
 		if err != nil {
 			return
 		}
@@ -78,4 +85,9 @@ func FuzzDecodeEpochRecord(f *testing.F) {
 			t.Fatalf("re-encoding differs:\n in %x\nout %x", data, again)
 		}
 	})
+}
+
+// withCRC returns body followed by its CRC-32C, as encode ends a record.
+func withCRC(body []byte) []byte {
+	return binary.BigEndian.AppendUint32(bytes.Clone(body), crc32.Checksum(body, castagnoli))
 }

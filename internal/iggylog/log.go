@@ -1,13 +1,14 @@
-package offsets
+package iggylog
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
 )
 
-// Log is the coordinator log: an append-only sequence of records per partition.
-// Implementations: IggyLog (production) and MemLog (tests).
+// Log is an append-only sequence of records per partition.
+// Implementations: Topic (production) and Mem (tests).
 type Log interface {
 	// Ensure creates the log if it does not exist and checks that it has Partitions()
 	// partitions.
@@ -30,25 +31,25 @@ type Entry struct {
 	Data   []byte
 }
 
-// MemLog is an in-memory Log for tests.
-type MemLog struct {
+// Mem is an in-memory Log for tests.
+type Mem struct {
 	mu    sync.Mutex
 	parts [][][]byte
 }
 
-// NewMemLog returns an empty in-memory log with the given number of partitions.
-func NewMemLog(partitions int) *MemLog {
-	return &MemLog{parts: make([][][]byte, partitions)}
+// NewMem returns an empty in-memory log with the given number of partitions.
+func NewMem(partitions int) *Mem {
+	return &Mem{parts: make([][][]byte, partitions)}
 }
 
 // Ensure implements Log.
-func (l *MemLog) Ensure(context.Context) error { return nil }
+func (l *Mem) Ensure(context.Context) error { return nil }
 
 // Partitions implements Log.
-func (l *MemLog) Partitions() int { return len(l.parts) }
+func (l *Mem) Partitions() int { return len(l.parts) }
 
 // Append implements Log.
-func (l *MemLog) Append(_ context.Context, partition int, records [][]byte) (uint64, error) {
+func (l *Mem) Append(_ context.Context, partition int, records [][]byte) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.check(partition); err != nil {
@@ -62,7 +63,7 @@ func (l *MemLog) Append(_ context.Context, partition int, records [][]byte) (uin
 }
 
 // ReadFrom implements Log.
-func (l *MemLog) ReadFrom(_ context.Context, partition int, offset uint64, max int) ([]Entry, error) {
+func (l *Mem) ReadFrom(_ context.Context, partition int, offset uint64, max int) ([]Entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.check(partition); err != nil {
@@ -76,7 +77,7 @@ func (l *MemLog) ReadFrom(_ context.Context, partition int, offset uint64, max i
 }
 
 // End implements Log.
-func (l *MemLog) End(_ context.Context, partition int) (uint64, error) {
+func (l *Mem) End(_ context.Context, partition int) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.check(partition); err != nil {
@@ -85,9 +86,42 @@ func (l *MemLog) End(_ context.Context, partition int) (uint64, error) {
 	return uint64(len(l.parts[partition])), nil
 }
 
-func (l *MemLog) check(partition int) error {
+// Records returns partition's records in offset order. The slice and the records are the
+// log's own, not copies: tests damage a log through them (a flipped byte, a replaced record).
+func (l *Mem) Records(partition int) [][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.parts[partition]
+}
+
+// SetRecords replaces partition's records: tests cut a log's tail or rewrite its history.
+func (l *Mem) SetRecords(partition int, records [][]byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.parts[partition] = records
+}
+
+// Clone returns a deep copy of the log.
+func (l *Mem) Clone() *Mem {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := NewMem(len(l.parts))
+	for i, p := range l.parts {
+		for _, r := range p {
+			c.parts[i] = append(c.parts[i], bytes.Clone(r))
+		}
+	}
+	return c
+}
+
+func (l *Mem) check(partition int) error {
 	if partition < 0 || partition >= len(l.parts) {
 		return fmt.Errorf("memlog: partition %d out of range [0, %d)", partition, len(l.parts))
 	}
 	return nil
 }
+
+var (
+	_ Log = (*Mem)(nil)
+	_ Log = (*Topic)(nil)
+)

@@ -1,4 +1,4 @@
-package offsets
+package iggylog
 
 import (
 	"bytes"
@@ -9,17 +9,12 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
 
-// Where the coordinator log lives in Iggy. The stream is reserved for the gateway's internal
-// topics and is never shown to Kafka clients.
-const (
-	DefaultStream     = "__iggy_kafka_gateway"
-	DefaultTopic      = "__consumer_offsets"
-	DefaultPartitions = 16
-)
+// ReservedStream is the Iggy stream of the gateway's internal logs (the coordinator log, the
+// topic-state log, the leader-epoch log). It is never shown to Kafka clients.
+const ReservedStream = "__iggy_kafka_gateway"
 
-// IggyAPI is the part of the Iggy client the coordinator log uses; *iggy.Client implements
-// it.
-type IggyAPI interface {
+// API is the part of the Iggy client a Topic uses; *iggy.Client implements it.
+type API interface {
 	GetStream(ctx context.Context, stream iggy.Identifier) (*iggy.Stream, error)
 	CreateStream(ctx context.Context, name string) (*iggy.Stream, error)
 	GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error)
@@ -28,10 +23,10 @@ type IggyAPI interface {
 	PollMessages(ctx context.Context, req iggy.PollRequest) (*iggy.Polled, error)
 }
 
-// IggyLog is the coordinator log stored in an Iggy topic: log partition k is Iggy partition
-// k, one record is one message (the payload), and log offsets are Iggy offsets.
-type IggyLog struct {
-	api        IggyAPI
+// Topic is a Log stored in an Iggy topic: log partition k is Iggy partition k, one record is
+// one message (the payload), and log offsets are Iggy offsets.
+type Topic struct {
+	api        API
 	stream     iggy.Identifier
 	topic      iggy.Identifier
 	partitions int
@@ -42,22 +37,23 @@ type IggyLog struct {
 	inForce durability.InForce
 }
 
-// NewIggyLog returns the coordinator log in stream/topic with the given partition count
-// (DefaultStream, DefaultTopic and DefaultPartitions in production).
-func NewIggyLog(api IggyAPI, stream, topic string, partitions int) *IggyLog {
-	return &IggyLog{api: api, stream: iggy.Name(stream), topic: iggy.Name(topic), partitions: partitions, Flush: durability.Write}
+// NewTopic returns the log in stream/topic with the given partition count (stream is
+// ReservedStream in production).
+func NewTopic(api API, stream, topic string, partitions int) *Topic {
+	return &Topic{api: api, stream: iggy.Name(stream), topic: iggy.Name(topic), partitions: partitions, Flush: durability.Write}
 }
 
 // maxSendBytes bounds one SendMessages of Append, well below Iggy's 64 MiB frame.
 const maxSendBytes = 8 << 20
 
-// pollConsumer identifies the log's reads to Iggy; reads never store a consumer offset.
+// pollConsumer identifies the log's reads to Iggy; reads never store a consumer offset. Its
+// name predates the logs other than the coordinator log, and stays so Iggy sees no change.
 var pollConsumer = iggy.Consumer{Kind: iggy.ConsumerKindConsumer, ID: iggy.Name("iggy-kafka-gateway-coordinator")}
 
 // Ensure creates the stream and the topic (never expiring, unlimited size, flush options of
 // l.Flush) if absent and checks the partition count of an existing topic. An existing topic
 // keeps the flush options it was created with: FlushInForce tells what they are.
-func (l *IggyLog) Ensure(ctx context.Context) error {
+func (l *Topic) Ensure(ctx context.Context) error {
 	if _, err := l.api.GetStream(ctx, l.stream); err != nil {
 		if !iggy.IsCode(err, iggy.CodeStreamIDNotFound, iggy.CodeStreamNameNotFound) {
 			return fmt.Errorf("looking up stream %q: %w", l.stream.Name, err)
@@ -79,23 +75,23 @@ func (l *IggyLog) Ensure(ctx context.Context) error {
 		return fmt.Errorf("ensuring topic %s/%s: %w", l.stream.Name, l.topic.Name, err)
 	}
 	if int(t.PartitionsCount) != l.partitions {
-		return fmt.Errorf("topic %s/%s has %d partitions, the coordinator log needs %d", l.stream.Name, l.topic.Name, t.PartitionsCount, l.partitions)
+		return fmt.Errorf("topic %s/%s has %d partitions, the log needs %d", l.stream.Name, l.topic.Name, t.PartitionsCount, l.partitions)
 	}
 	l.inForce = durability.Of(t)
 	return nil
 }
 
-// FlushInForce is what the topic's flush options make of an acknowledged commit (after
+// FlushInForce is what the topic's flush options make of an acknowledged append (after
 // Ensure): a topic created by an older gateway with Iggy's defaults can lose acknowledged
-// commits when Iggy crashes.
-func (l *IggyLog) FlushInForce() durability.InForce { return l.inForce }
+// appends when Iggy crashes.
+func (l *Topic) FlushInForce() durability.InForce { return l.inForce }
 
 // Partitions implements Log.
-func (l *IggyLog) Partitions() int { return l.partitions }
+func (l *Topic) Partitions() int { return l.partitions }
 
 // Append implements Log. Records go out in sends of at most maxSendBytes; a single writer
 // per partition keeps them contiguous.
-func (l *IggyLog) Append(ctx context.Context, partition int, records [][]byte) (uint64, error) {
+func (l *Topic) Append(ctx context.Context, partition int, records [][]byte) (uint64, error) {
 	var first uint64
 	for start := 0; start < len(records); {
 		end, size := start, 0
@@ -120,7 +116,7 @@ func (l *IggyLog) Append(ctx context.Context, partition int, records [][]byte) (
 }
 
 // ReadFrom implements Log.
-func (l *IggyLog) ReadFrom(ctx context.Context, partition int, offset uint64, max int) ([]Entry, error) {
+func (l *Topic) ReadFrom(ctx context.Context, partition int, offset uint64, max int) ([]Entry, error) {
 	p := uint32(partition)
 	polled, err := l.api.PollMessages(ctx, iggy.PollRequest{
 		Consumer:  pollConsumer,
@@ -145,7 +141,7 @@ func (l *IggyLog) ReadFrom(ctx context.Context, partition int, offset uint64, ma
 }
 
 // End implements Log.
-func (l *IggyLog) End(ctx context.Context, partition int) (uint64, error) {
+func (l *Topic) End(ctx context.Context, partition int) (uint64, error) {
 	t, err := l.api.GetTopic(ctx, l.stream, l.topic)
 	if err != nil {
 		return 0, err

@@ -152,3 +152,38 @@ func TestStartGatewayTriesAgain(t *testing.T) {
 		t.Errorf("Stop: %v, want the exit status of a process ended by SIGTERM", err)
 	}
 }
+
+// TestRepoRootSkipsNestedModules: from inside the nested end-to-end module, RepoRoot finds the
+// gateway's go.mod, not the nearer one.
+func TestRepoRootSkipsNestedModules(t *testing.T) {
+	root := t.TempDir()
+	nested := filepath.Join(root, "internal", "e2e")
+	deep := filepath.Join(nested, "cmd", "tool")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for dir, mod := range map[string]string{root: Module, nested: Module + "/internal/e2e"} {
+		gomod := "// comment\nmodule " + mod + "\n\ngo 1.26\n"
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, wd := range []string{root, nested, deep} {
+		t.Run(strings.TrimPrefix(wd, root), func(t *testing.T) {
+			t.Chdir(wd)
+			got, err := RepoRoot()
+			if err != nil || got != root {
+				t.Fatalf("RepoRoot from %s = %q, %v; want %q", wd, got, err, root)
+			}
+		})
+	}
+	t.Run("no gateway module", func(t *testing.T) {
+		t.Chdir(nested)
+		if err := os.Remove(filepath.Join(root, "go.mod")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := RepoRoot(); err == nil {
+			t.Fatalf("RepoRoot = %q without the gateway's go.mod", got)
+		}
+	})
+}

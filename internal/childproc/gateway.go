@@ -2,7 +2,6 @@ package childproc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -18,22 +17,37 @@ const GatewayPackage = "./cmd/iggy-gateway-kafka"
 // gatewayStopGrace is how long Gateway.Stop lets the gateway drain after SIGTERM.
 const gatewayStopGrace = 30 * time.Second
 
-// RepoRoot returns the directory holding go.mod, searching up from the working directory.
+// Module is the gateway's module path: RepoRoot looks for the go.mod that declares it.
+const Module = "github.com/iggygw/iggy-gateway-kafka"
+
+// RepoRoot returns the directory holding the gateway's go.mod, searching up from the working
+// directory. Other go.mod files on the way are skipped: the end-to-end tests are a module of
+// their own nested in the repository (internal/e2e/go.mod).
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(data) == Module {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
+			return "", fmt.Errorf("the go.mod of %s not found above the working directory", Module)
 		}
 		dir = parent
 	}
+}
+
+// modulePath returns the module path a go.mod declares ("" if none).
+func modulePath(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }
 
 // BuildGateway compiles the gateway of the repository at root into dir, with go build's
