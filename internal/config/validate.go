@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
@@ -119,17 +120,18 @@ func (c *Config) singleListener(explicit map[string]bool) error {
 	return nil
 }
 
-// securityProtocols are the listener names accepted in LISTENERS. Without a protocol map the
-// name is the protocol, as in Kafka's default listener.security.protocol.map.
-var securityProtocols = map[string]bool{"PLAINTEXT": true, "SSL": true, "SASL_PLAINTEXT": true, "SASL_SSL": true}
+// SecurityProtocols are the listener names accepted in LISTENERS, all of them served. Without a
+// protocol map the name is the protocol, as in Kafka's default listener.security.protocol.map.
+// docs/CONFIGURATION.md lists them from here (ListenersMarkdown).
+var SecurityProtocols = []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
 
 func parseListeners(variable, spec string) ([]Listener, error) {
 	var out []Listener
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
 		name, addr, ok := strings.Cut(part, "://")
-		if !ok || !securityProtocols[name] {
-			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port with NAME one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", EnvPrefix, variable, part)
+		if !ok || !slices.Contains(SecurityProtocols, name) {
+			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port with NAME one of %s", EnvPrefix, variable, part, strings.Join(SecurityProtocols, ", "))
 		}
 		if _, _, err := splitHostPort(addr); err != nil {
 			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port", EnvPrefix, variable, part)
