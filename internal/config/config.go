@@ -28,8 +28,10 @@ const MaxNodeID = producers.MaxNodeID
 type Config struct {
 	Dev         bool
 	DevIggyAddr string
-	LogFormat   string // "text" or "json"
-	LogLevel    slog.Level
+	// DevIggyExpose allows a non-loopback DevIggyAddr.
+	DevIggyExpose bool
+	LogFormat     string // "text" or "json"
+	LogLevel      slog.Level
 
 	// Listeners has at least one entry; the single-listener settings produce one PLAINTEXT
 	// listener.

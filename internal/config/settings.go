@@ -32,6 +32,8 @@ var settings = []*setting{
 		func(c *Config) *bool { return &c.Dev }),
 	strSetting("DEV_IGGY_ADDR", "127.0.0.1:8090", "host:port", "address of the in-memory Iggy server in dev mode (native Iggy clients can connect to it)",
 		func(c *Config, v string) error { return hostPort(v, &c.DevIggyAddr) }),
+	boolSetting("DEV_IGGY_EXPOSE", false, "dev mode: allow DEV_IGGY_ADDR to be a non-loopback address (its root account iggy/iggy is then reachable from the network)",
+		func(c *Config) *bool { return &c.DevIggyExpose }),
 	strSetting("LOG_FORMAT", "text", "text|json", "log format",
 		func(c *Config, v string) error { return oneOf(v, &c.LogFormat, "text", "json") }),
 	strSetting("LOG_LEVEL", "info", "debug|info|warn|error", "log level",

@@ -153,6 +153,16 @@ func findListener(ls []Listener, name string) (Listener, bool) {
 	return Listener{}, false
 }
 
+// isLoopback reports whether host names only the local machine: a loopback IP or
+// "localhost" (not resolved: a name could resolve elsewhere).
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 func isWildcard(host string) bool {
 	if host == "" {
 		return true
@@ -163,8 +173,10 @@ func isWildcard(host string) bool {
 
 func (c *Config) buildBridge(explicit map[string]bool) error {
 	if !c.Dev {
-		if explicit["DEV_IGGY_ADDR"] {
-			c.Warnings = append(c.Warnings, EnvPrefix+"DEV_IGGY_ADDR is ignored without dev mode")
+		for _, name := range []string{"DEV_IGGY_ADDR", "DEV_IGGY_EXPOSE"} {
+			if explicit[name] {
+				c.Warnings = append(c.Warnings, EnvPrefix+name+" is ignored without dev mode")
+			}
 		}
 		if c.Bridge.Enabled && c.Bridge.Password == "" {
 			return fmt.Errorf("%sIGGY_PASSWORD is required when %sBRIDGE_ENABLED=true", EnvPrefix, EnvPrefix)
@@ -175,6 +187,14 @@ func (c *Config) buildBridge(explicit map[string]bool) error {
 		if explicit[name] {
 			return fmt.Errorf("%s%s cannot be combined with dev mode, which bridges to its own in-memory Iggy server (its address is %sDEV_IGGY_ADDR)", EnvPrefix, name, EnvPrefix)
 		}
+	}
+	// The in-memory server's root account has a well-known password, so anyone who reaches it
+	// owns the data: it stays on loopback unless the operator says otherwise (docs/SECURITY.md).
+	if host, _, _ := splitHostPort(c.DevIggyAddr); !isLoopback(host) {
+		if !c.DevIggyExpose {
+			return fmt.Errorf("%sDEV_IGGY_ADDR=%s is not a loopback address: dev mode's Iggy server has the root account iggy/iggy, so it listens on loopback only (127.0.0.1, ::1, localhost); set %sDEV_IGGY_EXPOSE=true if it must be reachable from the network", EnvPrefix, c.DevIggyAddr, EnvPrefix)
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%sDEV_IGGY_EXPOSE=true: dev mode's Iggy server listens on %s with the root account iggy/iggy: anyone who reaches it can read, change and delete everything", EnvPrefix, c.DevIggyAddr))
 	}
 	c.Bridge.Enabled = true
 	c.Bridge.Addr = c.DevIggyAddr
