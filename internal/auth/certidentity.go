@@ -36,7 +36,14 @@ func (ci *CertIdentities) Identify(ctx context.Context, cc *listener.ConnContext
 	if len(state.PeerCertificates) == 0 {
 		return nil
 	}
-	subject := state.PeerCertificates[0].Subject.ToRDNSequence().String()
+	// The rules see the full subject in RFC 2253 form, as Kafka's SslPrincipalMapper does
+	// (docs/SECURITY.md, "Client certificates"): Go's parsed Subject drops attributes and
+	// reorders the rest, which let certificates with different subjects map to one user.
+	subject, err := sslprincipal.RFC2253(state.PeerCertificates[0].RawSubject)
+	if err != nil {
+		ci.Logger.Warn("client certificate refused: undecodable subject", "remote", cc.RemoteAddr.String(), "err", err)
+		return err
+	}
 	name, err := ci.Mapper.Map(subject)
 	if err != nil {
 		ci.Logger.Warn("client certificate refused: no principal mapping rule matches", "remote", cc.RemoteAddr.String(), "subject", subject, "rules", ci.Mapper.String())

@@ -2,6 +2,8 @@ package auth_test
 
 import (
 	"crypto/tls"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"net"
 	"strconv"
 	"strings"
@@ -148,5 +150,66 @@ func TestBridgeOverTLS(t *testing.T) {
 	if cn, err := iggy.DialConn(ctx, iggy.Config{Addr: g.ms.Addr(), Username: "iggy", Password: "iggy", DialTimeout: 2 * time.Second}); err == nil {
 		cn.Close()
 		t.Fatal("plaintext login to the TLS Iggy server succeeded")
+	}
+}
+
+// Client certificates are mapped from the full subject in RFC 2253 form, as Kafka maps them:
+// subjects that differ from "CN=alice,OU=Tenants,O=Example" only in attributes Go's parsed
+// Subject drops (DC, UID, emailAddress), in a multi-valued RDN, in a second CN or in the order
+// of the RDNs are other principals, which a rule anchored on that form does not map.
+func TestCertificateSubjectIsFullRFC2253(t *testing.T) {
+	g := startSecure(t, []string{"SSL"}, "IGGY_KAFKA_TLS_CLIENT_AUTH=required", "IGGY_KAFKA_TLS_CLIENT_CA_FILE="+caPlaceholder,
+		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=RULE:^CN=([^,+]*),OU=Tenants,O=Example$/$1/L")
+	attr := func(oid asn1.ObjectIdentifier, v string) pkix.AttributeTypeAndValue {
+		return pkix.AttributeTypeAndValue{Type: oid, Value: v}
+	}
+	var (
+		cn    = attr(asn1.ObjectIdentifier{2, 5, 4, 3}, "alice")
+		ou    = attr(asn1.ObjectIdentifier{2, 5, 4, 11}, "Tenants")
+		o     = attr(asn1.ObjectIdentifier{2, 5, 4, 10}, "Example")
+		dc    = attr(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}, "example")
+		uid   = attr(asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 1}, "a1")
+		email = attr(asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}, "alice@example.com")
+		other = attr(asn1.ObjectIdentifier{2, 5, 4, 3}, "mallory")
+	)
+	rdns := func(rs ...[]pkix.AttributeTypeAndValue) []byte {
+		der, err := asn1.Marshal(pkix.RDNSequence(func() []pkix.RelativeDistinguishedNameSET {
+			out := make([]pkix.RelativeDistinguishedNameSET, len(rs))
+			for i, r := range rs {
+				out[i] = r
+			}
+			return out
+		}()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return der
+	}
+	s := func(a pkix.AttributeTypeAndValue) []pkix.AttributeTypeAndValue {
+		return []pkix.AttributeTypeAndValue{a}
+	}
+	cases := []struct {
+		name    string
+		subject []byte
+		served  bool
+		logged  string // the subject as logged
+	}{
+		{"exact", rdns(s(o), s(ou), s(cn)), true, "CN=alice,OU=Tenants,O=Example"},
+		{"domain component", rdns(s(dc), s(o), s(ou), s(cn)), false, "CN=alice,OU=Tenants,O=Example,DC=example"},
+		{"uid", rdns(s(o), s(ou), s(cn), s(uid)), false, "UID=a1,CN=alice,OU=Tenants,O=Example"},
+		{"email", rdns(s(o), s(ou), s(cn), s(email)), false, "1.2.840.113549.1.9.1=#"},
+		{"multi-valued", rdns(s(o), s(ou), []pkix.AttributeTypeAndValue{cn, uid}), false, "CN=alice+UID=a1,OU=Tenants,O=Example"},
+		{"second common name", rdns(s(o), s(ou), s(other), s(cn)), false, "CN=alice,CN=mallory,OU=Tenants,O=Example"},
+		{"reordered", rdns(s(cn), s(ou), s(o)), false, "O=Example,OU=Tenants,CN=alice"},
+	}
+	for i, c := range cases {
+		cert := g.ca.ClientRawSubject(t, "subject"+strconv.Itoa(i), c.subject)
+		conn := dialRaw(t, g.addrs["SSL"], g.clientTLS(cert))
+		if served := !conn.closedAfter(metadataRequest()); served != c.served {
+			t.Errorf("%s: served %v, want %v", c.name, served, c.served)
+		}
+		if !strings.Contains(g.log.String(), `subject="`+c.logged) {
+			t.Errorf("%s: subject %q not logged:\n%s", c.name, c.logged, g.log)
+		}
 	}
 }
