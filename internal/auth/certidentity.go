@@ -26,14 +26,25 @@ type UserLookup interface {
 type CertIdentities struct {
 	Mapper *sslprincipal.Mapper
 	Users  UserLookup
-	Logger *slog.Logger
+	// Anonymous is the user a connection without a certificate (client auth "requested") acts
+	// as (TLS_ANONYMOUS_PRINCIPAL); "" leaves it without an identity, acting as the bridge
+	// account unchecked.
+	Anonymous string
+	Logger    *slog.Logger
 }
 
 // Identify is a listener.Config.ClientIdentity function. A connection without a certificate
-// (client auth "requested") keeps no identity; a certificate that maps to no existing Iggy
+// (client auth "requested") acts as Anonymous; a certificate that maps to no existing Iggy
 // user closes the connection, with a log line naming the subject and the mapped name.
 func (ci *CertIdentities) Identify(ctx context.Context, cc *listener.ConnContext, state tls.ConnectionState) error {
 	if len(state.PeerCertificates) == 0 {
+		// As a Kafka broker gives such a client the ANONYMOUS principal: it is authorized like
+		// any identity, against the permissions of an Iggy user of that name, which need not
+		// exist (then it may do nothing that needs a permission). docs/SECURITY.md.
+		if ci.Anonymous != "" {
+			cc.SetIdentity(listener.Identity{User: ci.Anonymous, Mechanism: MechanismSSL})
+			ci.Logger.Debug("client without certificate", "remote", cc.RemoteAddr.String(), "user", ci.Anonymous)
+		}
 		return nil
 	}
 	// The rules see the full subject in RFC 2253 form, as Kafka's SslPrincipalMapper does

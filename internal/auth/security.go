@@ -49,6 +49,9 @@ func NewSecurity(cfg *config.Config, users UserLookup, log *slog.Logger) (*Secur
 		}
 		if cfg.ClientCertificates(l) && s.certs == nil {
 			s.certs = &CertIdentities{Mapper: cfg.PrincipalMapper, Users: users, Logger: log}
+			if cfg.TLSAnonymousPrincipal != config.BridgePrincipal {
+				s.certs.Anonymous = cfg.TLSAnonymousPrincipal
+			}
 		}
 	}
 	return s, nil

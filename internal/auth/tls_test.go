@@ -4,12 +4,14 @@ import (
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"errors"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
@@ -50,10 +52,23 @@ func TestSSLClientCertificates(t *testing.T) {
 
 func TestSSLClientCertificateRequested(t *testing.T) {
 	g := startSecureWithClientCA(t, "requested")
-	// Without a certificate the connection has no identity and acts as the bridge account.
+	// Without a certificate the connection acts as ANONYMOUS, which has no Iggy user and so
+	// no rights: it may neither create nor write a topic (as under Kafka with an authorizer).
 	cl := g.kafka("SSL", kgo.DialTLSConfig(g.clientTLS(nil)))
-	if err := roundTrip(t, cl, "anon-topic"); err != nil {
-		t.Fatal(err)
+	if err := roundTrip(t, cl, "anon-topic"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("anonymous produce: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+	if _, err := g.iggy.GetTopic(ctxT(t), iggy.Name("kafka"), iggy.Name("anon-topic")); err == nil {
+		t.Error("an anonymous client created a topic")
+	}
+	// The operator can name the principal: an Iggy user's permissions, or the bridge account
+	// (the behaviour before the setting).
+	for _, principal := range []string{"bob", "BRIDGE"} {
+		g := startSecureWithClientCA(t, "requested", "IGGY_KAFKA_TLS_ANONYMOUS_PRINCIPAL="+principal)
+		cl := g.kafka("SSL", kgo.DialTLSConfig(g.clientTLS(nil)))
+		if err := roundTrip(t, cl, "anon-topic"); err != nil {
+			t.Fatalf("%s: %v", principal, err)
+		}
 	}
 	// A certificate from another CA fails verification.
 	other := startSecureWithClientCA(t, "requested")
@@ -64,9 +79,9 @@ func TestSSLClientCertificateRequested(t *testing.T) {
 }
 
 // startSecureWithClientCA starts an SSL listener whose client CA is the gateway's own test CA.
-func startSecureWithClientCA(t *testing.T, mode string) *secureGateway {
-	return startSecure(t, []string{"SSL"}, "IGGY_KAFKA_TLS_CLIENT_AUTH="+mode, "IGGY_KAFKA_TLS_CLIENT_CA_FILE="+caPlaceholder,
-		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES="+cnRules)
+func startSecureWithClientCA(t *testing.T, mode string, env ...string) *secureGateway {
+	return startSecure(t, []string{"SSL"}, append([]string{"IGGY_KAFKA_TLS_CLIENT_AUTH=" + mode, "IGGY_KAFKA_TLS_CLIENT_CA_FILE=" + caPlaceholder,
+		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=" + cnRules}, env...)...)
 }
 
 // Garbage instead of a TLS handshake closes the connection; nothing is left running.

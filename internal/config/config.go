@@ -87,16 +87,19 @@ type Config struct {
 	Warnings []string
 
 	// Raw settings, kept until validation turns them into the fields above or refuses them.
-	BindAddr                 string
-	AdvertisedHost           string
-	AdvertisedPort           int
-	listenersSpec            string
-	advertisedListenersSpec  string
-	SASLEnabled              bool
-	TLSCertFile              string
-	TLSKeyFile               string
-	TLSClientCAFile          string
-	TLSClientAuth            string
+	BindAddr                string
+	AdvertisedHost          string
+	AdvertisedPort          int
+	listenersSpec           string
+	advertisedListenersSpec string
+	SASLEnabled             bool
+	TLSCertFile             string
+	TLSKeyFile              string
+	TLSClientCAFile         string
+	TLSClientAuth           string
+	// TLSAnonymousPrincipal is the user a client without a certificate acts as under
+	// TLS_CLIENT_AUTH=requested, or BridgePrincipal.
+	TLSAnonymousPrincipal    string
 	TLSPrincipalMappingRules string
 	Brokers                  string
 }

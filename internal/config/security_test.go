@@ -85,3 +85,38 @@ func TestSecurityRules(t *testing.T) {
 		}
 	}
 }
+
+// A client without a certificate under TLS_CLIENT_AUTH=requested is ANONYMOUS unless the
+// operator names another principal; naming the bridge account (unchecked, or as its user) is
+// warned about.
+func TestAnonymousPrincipal(t *testing.T) {
+	cert, key, ca := pemFiles(t)
+	base := []string{"IGGY_KAFKA_BRIDGE_ENABLED=true", "IGGY_KAFKA_IGGY_USERNAME=gateway", "IGGY_KAFKA_IGGY_PASSWORD=p",
+		"IGGY_KAFKA_TLS_CERT_FILE=" + cert, "IGGY_KAFKA_TLS_KEY_FILE=" + key, "IGGY_KAFKA_TLS_CLIENT_CA_FILE=" + ca,
+		"IGGY_KAFKA_TLS_CLIENT_AUTH=requested"}
+	for _, tt := range []struct {
+		set, want string
+		warn      bool
+	}{
+		{"", AnonymousPrincipal, false},
+		{"guest", "guest", false},
+		{BridgePrincipal, BridgePrincipal, true},
+		{"gateway", "gateway", true},
+	} {
+		env := base
+		if tt.set != "" {
+			env = append(env[:len(env):len(env)], "IGGY_KAFKA_TLS_ANONYMOUS_PRINCIPAL="+tt.set)
+		}
+		c, err := load(t, nil, env...)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.set, err)
+		}
+		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "TLS_ANONYMOUS_PRINCIPAL")
+		if c.TLSAnonymousPrincipal != tt.want || warned != tt.warn {
+			t.Errorf("%q: principal %q, warned %v (%q); want %q, %v", tt.set, c.TLSAnonymousPrincipal, warned, c.Warnings, tt.want, tt.warn)
+		}
+	}
+	if _, err := load(t, nil, append(base[:len(base):len(base)], "IGGY_KAFKA_TLS_ANONYMOUS_PRINCIPAL=")...); err == nil {
+		t.Error("empty principal accepted")
+	}
+}

@@ -60,6 +60,14 @@ var settings = []*setting{
 		func(c *Config, v string) error { c.TLSClientCAFile = v; return nil }),
 	strSetting("TLS_CLIENT_AUTH", "none", "none|requested|required", "client certificates on SSL listeners: none, requested (verified when given) or required; a verified certificate maps to an Iggy user",
 		func(c *Config, v string) error { return oneOf(v, &c.TLSClientAuth, "none", "requested", "required") }),
+	strSetting("TLS_ANONYMOUS_PRINCIPAL", AnonymousPrincipal, "Iggy user name|"+BridgePrincipal, "with TLS_CLIENT_AUTH=requested, whom a client without a certificate acts as: the Iggy user of that name, with its Iggy permissions (none when no such user exists, as Kafka's ANONYMOUS principal); "+BridgePrincipal+" = the bridge account, unchecked, like PLAINTEXT (warned at startup)",
+		func(c *Config, v string) error {
+			if v == "" {
+				return fmt.Errorf("empty (expected an Iggy user name or %s)", BridgePrincipal)
+			}
+			c.TLSAnonymousPrincipal = v
+			return nil
+		}),
 	optionalDurationSetting("SASL_SESSION_LIFETIME", "SASL session lifetime (KIP-368): clients re-authenticate, as the same user, before it ends, else the connection closes (0: sessions never expire)",
 		func(c *Config) *time.Duration { return &c.SASLSessionLifetime }),
 	durationSetting("TLS_RELOAD_INTERVAL", 10*time.Second, "how often the TLS certificate, key and client CA files are checked for changes",
