@@ -33,8 +33,10 @@ type Verifier interface {
 
 // Verified is the outcome of an accepted check.
 type Verified struct {
-	// User is the Iggy user name.
-	User string
+	// User is the Iggy user name; UserID and UserCreatedAt identify it (Iggy reuses ids).
+	User          string
+	UserID        uint32
+	UserCreatedAt uint64
 	// ValidUntil, when not zero, is when the credentials stop being valid (a personal access
 	// token's expiry): no SASL session may last beyond it.
 	ValidUntil time.Time
@@ -156,7 +158,7 @@ func (a *Authenticator) check(ctx context.Context, mechanism string, creds Crede
 	case current.Authenticated() && current.User != v.User:
 		return listener.Identity{}, ErrPrincipalChanged
 	}
-	return listener.Identity{User: v.User, Mechanism: mechanism, Expires: a.sessionEnd(time.Now(), v.ValidUntil)}, nil
+	return listener.Identity{User: v.User, UserID: v.UserID, UserCreatedAt: v.UserCreatedAt, Mechanism: mechanism, Expires: a.sessionEnd(time.Now(), v.ValidUntil)}, nil
 }
 
 // sessionEnd is when a session authenticated at now ends (zero: never): after

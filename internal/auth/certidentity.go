@@ -42,7 +42,7 @@ func (ci *CertIdentities) Identify(ctx context.Context, cc *listener.ConnContext
 		// any identity, against the permissions of an Iggy user of that name, which need not
 		// exist (then it may do nothing that needs a permission). docs/SECURITY.md.
 		if ci.Anonymous != "" {
-			cc.SetIdentity(listener.Identity{User: ci.Anonymous, Mechanism: MechanismSSL})
+			cc.SetIdentity(listener.Identity{User: ci.Anonymous, Mechanism: MechanismSSL, Anonymous: true})
 			ci.Logger.Debug("client without certificate", "remote", cc.RemoteAddr.String(), "user", ci.Anonymous)
 		}
 		return nil
@@ -72,7 +72,7 @@ func (ci *CertIdentities) Identify(ctx context.Context, cc *listener.ConnContext
 		ci.Logger.Warn("client certificate refused: mapped Iggy user is inactive", "remote", cc.RemoteAddr.String(), "subject", subject, "mapped_user", name)
 		return errors.New("inactive Iggy user")
 	}
-	cc.SetIdentity(listener.Identity{User: u.Username, Mechanism: MechanismSSL})
+	cc.SetIdentity(listener.Identity{User: u.Username, UserID: u.ID, UserCreatedAt: u.CreatedAt, Mechanism: MechanismSSL})
 	ci.Logger.Info("client certificate accepted", "remote", cc.RemoteAddr.String(), "subject", subject, "user", u.Username)
 	return nil
 }

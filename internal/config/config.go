@@ -72,7 +72,7 @@ type Config struct {
 
 	Limits Limits
 
-	// SASLSessionLifetime, when positive, makes SASL sessions expire unless the client
+	// SASLSessionLifetime (default 1 h), when positive, makes SASL sessions expire unless the client
 	// re-authenticates (KIP-368); 0 disables expiry.
 	SASLSessionLifetime time.Duration
 	// TLSReloadInterval is how often the TLS files are checked for changes.

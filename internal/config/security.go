@@ -41,7 +41,7 @@ func (c *Config) ClientCertificates(l Listener) bool {
 // checkSecurity checks that the TLS and SASL settings fit the listeners: what a listener
 // needs is set, and nothing is set that no listener would use (an operator who sets a client
 // CA believes client certificates are checked).
-func (c *Config) checkSecurity() error {
+func (c *Config) checkSecurity(explicit map[string]bool) error {
 	var tlsListener, sslListener, saslListener bool
 	for _, l := range c.Listeners {
 		tlsListener = tlsListener || l.TLS()
@@ -98,7 +98,7 @@ func (c *Config) checkSecurity() error {
 	if saslListener && !c.Bridge.Enabled {
 		return fmt.Errorf("SASL listeners need the bridge (%sBRIDGE_ENABLED=true): credentials are verified by logging in to Iggy", EnvPrefix)
 	}
-	if !saslListener && c.SASLSessionLifetime > 0 {
+	if !saslListener && explicit["SASL_SESSION_LIFETIME"] && c.SASLSessionLifetime > 0 {
 		return fmt.Errorf("%sSASL_SESSION_LIFETIME only applies to SASL listeners", EnvPrefix)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pemFiles creates placeholder files: the configuration checks that they exist; their
@@ -118,5 +119,25 @@ func TestAnonymousPrincipal(t *testing.T) {
 	}
 	if _, err := load(t, nil, append(base[:len(base):len(base)], "IGGY_KAFKA_TLS_ANONYMOUS_PRINCIPAL=")...); err == nil {
 		t.Error("empty principal accepted")
+	}
+}
+
+// SASL sessions end after an hour by default, so a changed password or a deleted token stops
+// an open connection within that bound (docs/SECURITY.md); the default needs no SASL listener,
+// an explicit lifetime does.
+func TestSessionLifetimeDefault(t *testing.T) {
+	c, err := load(t, nil, "IGGY_KAFKA_SASL_ENABLED=true", "IGGY_KAFKA_BRIDGE_ENABLED=true", "IGGY_KAFKA_IGGY_PASSWORD=p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SASLSessionLifetime != time.Hour {
+		t.Errorf("default session lifetime %v, want 1h", c.SASLSessionLifetime)
+	}
+	if _, err := load(t, nil); err != nil {
+		t.Errorf("default lifetime without a SASL listener: %v", err)
+	}
+	c, err = load(t, nil, "IGGY_KAFKA_SASL_ENABLED=true", "IGGY_KAFKA_BRIDGE_ENABLED=true", "IGGY_KAFKA_IGGY_PASSWORD=p", "IGGY_KAFKA_SASL_SESSION_LIFETIME=0")
+	if err != nil || c.SASLSessionLifetime != 0 {
+		t.Errorf("lifetime 0: %v, %v", c.SASLSessionLifetime, err)
 	}
 }

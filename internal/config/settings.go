@@ -68,11 +68,11 @@ var settings = []*setting{
 			c.TLSAnonymousPrincipal = v
 			return nil
 		}),
-	optionalDurationSetting("SASL_SESSION_LIFETIME", "SASL session lifetime (KIP-368): clients re-authenticate, as the same user, before it ends, else the connection closes (0: sessions never expire)",
+	optionalDurationSetting("SASL_SESSION_LIFETIME", "1h", "SASL session lifetime (KIP-368): clients re-authenticate, as the same user, before it ends, else the connection closes at their next request; the bound on how long a changed password or a deleted token keeps an open connection (0: sessions never expire; docs/SECURITY.md)",
 		func(c *Config) *time.Duration { return &c.SASLSessionLifetime }),
 	durationSetting("TLS_RELOAD_INTERVAL", 10*time.Second, "how often the TLS certificate, key and client CA files are checked for changes",
 		func(c *Config) *time.Duration { return &c.TLSReloadInterval }),
-	durationSetting("AUTHZ_REFRESH_INTERVAL", 10*time.Second, "how long an identified user's Iggy permissions are trusted before they are read again: the bound on how late a revoked permission takes effect (docs/SECURITY.md)",
+	durationSetting("AUTHZ_REFRESH_INTERVAL", 10*time.Second, "how long an identified user's Iggy permissions (and its existence) are trusted before they are read again: the bound on how late a revoked permission, or a deleted, deactivated or replaced user, takes effect on open connections (docs/SECURITY.md)",
 		func(c *Config) *time.Duration { return &c.AuthzRefreshInterval }),
 	strSetting("TLS_PRINCIPAL_MAPPING_RULES", "", "rules", "client certificate subject → Iggy user name, Kafka's ssl.principal.mapping.rules syntax (RULE:pattern/replacement/[LU], DEFAULT; default DEFAULT: the whole subject)",
 		func(c *Config, v string) error { c.TLSPrincipalMappingRules = v; return nil }),
@@ -207,9 +207,9 @@ func durationSetting(name string, def time.Duration, usage string, field func(*C
 		}}
 }
 
-// optionalDurationSetting is a duration that defaults to, and may be set to, 0 (off).
-func optionalDurationSetting(name, usage string, field func(*Config) *time.Duration) *setting {
-	return &setting{name: name, def: "0s", form: `0 (off) or a positive Go duration such as "15m" or "1h"`, usage: usage,
+// optionalDurationSetting is a duration that may be set to 0 (off).
+func optionalDurationSetting(name, def, usage string, field func(*Config) *time.Duration) *setting {
+	return &setting{name: name, def: def, form: `0 (off) or a positive Go duration such as "15m" or "1h"`, usage: usage,
 		set: func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 {

@@ -28,7 +28,7 @@ func (c *Config) validate(explicit map[string]bool) error {
 	if err := c.buildTopicMap(explicit); err != nil {
 		return err
 	}
-	if err := c.checkSecurity(); err != nil {
+	if err := c.checkSecurity(explicit); err != nil {
 		return err
 	}
 	c.sizeTailCache()

@@ -65,6 +65,10 @@ type conn struct {
 	// preAuth counts what a SASL connection did since it last lacked a current identity
 	// (saslGate).
 	preAuth preAuthState
+	// sessionChecked is when the identity was last re-verified (Config.SessionCheck), and
+	// checkedIdentity the identity it was.
+	sessionChecked  time.Time
+	checkedIdentity Identity
 }
 
 // preAuthState is what an unauthenticated connection of a SASL listener has sent.
@@ -265,6 +269,9 @@ func (c *conn) readLoop() string {
 		var r *request
 		serial, preAuth, err := c.saslGate(sl.key)
 		sl.preAuth = preAuth
+		if err == nil && !preAuth && sl.key != saslHandshakeKey && sl.key != saslAuthenticateKey {
+			err = c.checkSession()
+		}
 		if err == nil {
 			r, err = parseFrameSafe(c.cc, c.s.cfg.Dispatcher, frame)
 		}
@@ -364,6 +371,27 @@ func (c *conn) saslGate(key int16) (serial, preAuth bool, err error) {
 		return false, true, reject(RefusedUnauthenticated, "%s before SASL authentication", kmsg.NameForKey(key))
 	}
 	return true, true, nil
+}
+
+// checkSession re-verifies the connection's identity with Config.SessionCheck when it is due:
+// the identity changed since the last check, or SessionCheckInterval has passed.
+func (c *conn) checkSession() error {
+	check := c.s.cfg.SessionCheck
+	id := c.cc.Identity()
+	if check == nil || !id.Authenticated() || id.Anonymous {
+		return nil
+	}
+	now := time.Now()
+	if id == c.checkedIdentity && now.Sub(c.sessionChecked) < c.s.cfg.SessionCheckInterval {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.ReadTimeout)
+	defer cancel()
+	if err := check(ctx, id); err != nil {
+		return reject(RefusedUnauthenticated, "session of %q no longer valid: %v", id.User, err)
+	}
+	c.sessionChecked, c.checkedIdentity = now, id
+	return nil
 }
 
 // preAuthDeadline is when a SASL connection without a current identity is closed unless it

@@ -53,6 +53,12 @@ type Config struct {
 	// within ReadTimeout of the expiry. Anything else closes the connection.
 	SASL                bool
 	PreAuthMaxFrameSize int
+	// SessionCheck, when set, re-verifies a connection's (non-anonymous) identity before a
+	// request when it was last verified SessionCheckInterval ago or more (and before the first
+	// request after it was established): an error closes the connection without answering.
+	// It bounds how long a deleted, deactivated or replaced user keeps an open connection.
+	SessionCheck         func(ctx context.Context, id Identity) error
+	SessionCheckInterval time.Duration
 	// LogLimiter, when set, rate-limits the log lines of connection events and refusals.
 	LogLimiter *loglimit.Limiter
 }
