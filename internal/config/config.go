@@ -69,6 +69,11 @@ type Config struct {
 	// CoordinatorLogRecovery is "fallback", "fail" or "skip" (docs/COORDINATOR-LOG.md §5).
 	CoordinatorLogRecovery string
 	MetricsAddr            string
+	// MetricsUsername and MetricsPassword (basic) and MetricsBearerToken protect /metrics
+	// when set.
+	MetricsUsername    string
+	MetricsPassword    Secret
+	MetricsBearerToken Secret
 
 	Limits Limits
 

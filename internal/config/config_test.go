@@ -185,6 +185,9 @@ func TestCrossFieldRules(t *testing.T) {
 		{"iggy tls domain without tls", nil, []string{"IGGY_KAFKA_IGGY_TLS_DOMAIN=iggy.local"}, "IGGY_TLS_ENABLED=true"},
 		{"iggy tls ca without tls", nil, []string{"IGGY_KAFKA_IGGY_TLS_CA_FILE=/ca.pem"}, "IGGY_TLS_ENABLED=true"},
 		{"preauth above max", nil, []string{"IGGY_KAFKA_MAX_FRAME_SIZE=1KiB"}, "PREAUTH_MAX_FRAME_SIZE"},
+		{"metrics credentials without metrics", nil, []string{"IGGY_KAFKA_METRICS_BEARER_TOKEN=t"}, "METRICS_ADDR"},
+		{"metrics user without password", nil, []string{"IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9094", "IGGY_KAFKA_METRICS_USERNAME=p"}, "go together"},
+		{"metrics password without user", nil, []string{"IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9094", "IGGY_KAFKA_METRICS_PASSWORD=p"}, "go together"},
 	}
 	for _, tt := range tests {
 		_, err := load(t, tt.args, tt.env...)
@@ -331,6 +334,27 @@ func TestDevIggyAddr(t *testing.T) {
 		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "DEV_IGGY_EXPOSE=true")
 		if c.Bridge.Addr != tt.addr || warned != tt.warn {
 			t.Errorf("%s: bridge %s, warned %v (%q); want warned %v", tt.addr, c.Bridge.Addr, warned, c.Warnings, tt.warn)
+		}
+	}
+}
+
+// /metrics beyond loopback without credentials is warned about: it names every topic and group.
+func TestMetricsExposureWarning(t *testing.T) {
+	for _, tt := range []struct {
+		env  []string
+		warn bool
+	}{
+		{[]string{"IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9094"}, false},
+		{[]string{"IGGY_KAFKA_METRICS_ADDR=0.0.0.0:9094"}, true},
+		{[]string{"IGGY_KAFKA_METRICS_ADDR=0.0.0.0:9094", "IGGY_KAFKA_METRICS_BEARER_TOKEN=t"}, false},
+		{[]string{"IGGY_KAFKA_METRICS_ADDR=0.0.0.0:9094", "IGGY_KAFKA_METRICS_USERNAME=u", "IGGY_KAFKA_METRICS_PASSWORD=p"}, false},
+	} {
+		c, err := load(t, nil, tt.env...)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.env, err)
+		}
+		if warned := strings.Contains(strings.Join(c.Warnings, "\n"), "without authentication"); warned != tt.warn {
+			t.Errorf("%v: warned %v (%q), want %v", tt.env, warned, c.Warnings, tt.warn)
 		}
 	}
 }

@@ -134,6 +134,14 @@ var settings = []*setting{
 			}
 			return hostPort(v, &c.MetricsAddr)
 		}),
+	strSetting("METRICS_USERNAME", "", "user name", "HTTP basic authentication on /metrics: the user name (with METRICS_PASSWORD); /healthz and /readyz stay open (docs/METRICS.md)",
+		func(c *Config, v string) error { c.MetricsUsername = v; return nil }),
+	{name: "METRICS_PASSWORD", form: "password", secret: true,
+		usage: "HTTP basic authentication on /metrics: the password (never logged)",
+		set:   func(c *Config, v string) error { c.MetricsPassword = Secret(v); return nil }},
+	{name: "METRICS_BEARER_TOKEN", form: "token", secret: true,
+		usage: "bearer token /metrics accepts (Authorization: Bearer ...), alone or besides basic authentication (never logged)",
+		set:   func(c *Config, v string) error { c.MetricsBearerToken = Secret(v); return nil }},
 
 	// Limits and timeouts.
 	sizeSetting("MAX_FRAME_SIZE", 100<<20, "largest request frame accepted; bigger frames close the connection",

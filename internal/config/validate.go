@@ -31,10 +31,29 @@ func (c *Config) validate(explicit map[string]bool) error {
 	if err := c.checkSecurity(explicit); err != nil {
 		return err
 	}
+	if err := c.checkMetrics(); err != nil {
+		return err
+	}
 	c.sizeTailCache()
 	if c.Limits.PreAuthMaxFrameSize > c.Limits.MaxFrameSize {
 		return fmt.Errorf("%sPREAUTH_MAX_FRAME_SIZE (%d) must not exceed %sMAX_FRAME_SIZE (%d)",
 			EnvPrefix, c.Limits.PreAuthMaxFrameSize, EnvPrefix, c.Limits.MaxFrameSize)
+	}
+	return nil
+}
+
+// checkMetrics checks the metrics endpoint's credentials, and warns when it serves its topic and
+// group names beyond loopback to anyone (docs/METRICS.md, "Access").
+func (c *Config) checkMetrics() error {
+	auth := c.MetricsUsername != "" || c.MetricsPassword != "" || c.MetricsBearerToken != ""
+	switch {
+	case auth && c.MetricsAddr == "":
+		return fmt.Errorf("%sMETRICS_USERNAME, _PASSWORD and _BEARER_TOKEN need %sMETRICS_ADDR", EnvPrefix, EnvPrefix)
+	case (c.MetricsUsername == "") != (c.MetricsPassword == ""):
+		return fmt.Errorf("%sMETRICS_USERNAME and %sMETRICS_PASSWORD go together: set both or neither", EnvPrefix, EnvPrefix)
+	}
+	if host, _, _ := splitHostPort(c.MetricsAddr); c.MetricsAddr != "" && !auth && !isLoopback(host) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%sMETRICS_ADDR=%s serves /metrics, which names every topic and consumer group, without authentication beyond loopback: set %sMETRICS_USERNAME/_PASSWORD or _BEARER_TOKEN, or publish the port to trusted networks only (docs/METRICS.md)", EnvPrefix, c.MetricsAddr, EnvPrefix))
 	}
 	return nil
 }
