@@ -241,3 +241,36 @@ func TestOAuthBearerSessionEndsWithTheToken(t *testing.T) {
 		t.Errorf("produce after the token expired: err = %v, want SASL_AUTHENTICATION_FAILED", err)
 	}
 }
+
+// Attempts of connections closed before they were checked are dropped: they neither run nor
+// lengthen the wait, so eight guesses abandoned at once do not hold back a correct login from
+// the same address (the penetration test saw 90 s).
+func TestClosedConnectionsDoNotExtendTheThrottle(t *testing.T) {
+	g := startSecure(t, []string{"SASL_PLAINTEXT"})
+	c := dialRaw(t, g.addrs["SASL_PLAINTEXT"], nil)
+	if r := c.authenticate("alice", "guess"); r.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Fatalf("error %d", r.ErrorCode)
+	}
+	for range 8 {
+		c := dialRaw(t, g.addrs["SASL_PLAINTEXT"], nil)
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Version, hs.Mechanism = 1, "PLAIN"
+		c.roundTrip(hs)
+		a := kmsg.NewPtrSASLAuthenticateRequest()
+		a.Version, a.SASLAuthBytes = 2, []byte("\x00alice\x00guess")
+		c.send(a, 2) // waits 500 ms for the throttle; the client does not
+		c.nc.Close()
+	}
+	start := time.Now()
+	c = dialRaw(t, g.addrs["SASL_PLAINTEXT"], nil)
+	if r := c.authenticate("alice", "alice-secret"); r.ErrorCode != 0 {
+		t.Fatalf("correct login: error %d", r.ErrorCode)
+	}
+	// Eight more failures would have made it wait 0.5+1+2+4+8+16+30+30 s.
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the correct login took %v", took)
+	}
+	if n := strings.Count(g.log.String(), "SASL authentication failed"); n != 1 {
+		t.Errorf("%d failed attempts logged, want the 1 checked", n)
+	}
+}
