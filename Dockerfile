@@ -35,8 +35,11 @@ COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certifica
 COPY --from=build /out/iggy-gateway-kafka /out/iggy-healthcheck /
 # Listen on every interface inside the container; clients outside it need IGGY_KAFKA_ADVERTISED_HOST.
 ENV IGGY_KAFKA_BIND_ADDR=0.0.0.0:9093 \
-    IGGY_KAFKA_METRICS_ADDR=0.0.0.0:9094
-EXPOSE 9093 9094
+    IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9094
+# Metrics stay inside the container (they name every topic and consumer group): set
+# IGGY_KAFKA_METRICS_ADDR=0.0.0.0:9094, with IGGY_KAFKA_METRICS_BEARER_TOKEN or
+# _USERNAME/_PASSWORD, to scrape from outside (docs/METRICS.md, "Access").
+EXPOSE 9093
 # nobody:nogroup; the gateway writes nothing to disk.
 USER 65534:65534
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \

@@ -8,6 +8,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 )
 
@@ -32,8 +33,10 @@ type Verifier interface {
 
 // Verified is the outcome of an accepted check.
 type Verified struct {
-	// User is the Iggy user name.
-	User string
+	// User is the Iggy user name; UserID and UserCreatedAt identify it (Iggy reuses ids).
+	User          string
+	UserID        uint32
+	UserCreatedAt uint64
 	// ValidUntil, when not zero, is when the credentials stop being valid (a personal access
 	// token's expiry): no SASL session may last beyond it.
 	ValidUntil time.Time
@@ -47,10 +50,12 @@ type Options struct {
 	// SessionLifetime, when positive, makes SASL sessions expire (KIP-368): clients must
 	// re-authenticate, as the same user, before it ends.
 	SessionLifetime time.Duration
-	// Timeout bounds the wait for a check slot plus the check itself; default 15 s.
+	// Timeout bounds an attempt: the throttle's wait, the wait for a check slot and the check
+	// itself (READ_TIMEOUT); default 15 s.
 	Timeout time.Duration
-	// FailureDelay is the wait imposed on an address after its first failure, doubling with
-	// each further one up to MaxFailureDelay; defaults 500 ms and 30 s.
+	// FailureDelay is the wait imposed on an address, and on the address and user name, after
+	// a first failure, doubling with each further one up to MaxFailureDelay; defaults 500 ms
+	// and 30 s (throttle).
 	FailureDelay, MaxFailureDelay time.Duration
 	Logger                        *slog.Logger
 }
@@ -94,14 +99,38 @@ func (a *Authenticator) SessionLifetime() time.Duration { return a.opts.SessionL
 // whose connection currently has identity current (re-authentication when it names a user).
 // It returns the connection's new identity, or ErrBadCredentials, ErrPrincipalChanged or an
 // error wrapping ErrUnavailable. The caller should clear msg afterwards: nothing here keeps it.
+// Timeout bounds the whole attempt, the throttle's wait included; ctx ends when the client
+// goes away, and an attempt cut short that way counts neither as a failure nor a success.
 func (a *Authenticator) Authenticate(ctx context.Context, peer net.Addr, mechanism string, msg []byte, current listener.Identity) (listener.Identity, error) {
 	host := peerHost(peer)
-	release, err := a.throttle.acquire(ctx, host)
+	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	creds, parseErr := Parse(mechanism, msg)
+	// Tokens name no user before they are checked: they share the address's "" entry, as do
+	// names too long to be an Iggy user (they are refused unchecked; the key stays small).
+	user := creds.User
+	if len(user) > wire.MaxNameLength {
+		user = ""
+	}
+	release, err := a.throttle.acquire(ctx, host, user)
 	if err != nil {
+		a.log.Warn("SASL attempt not checked: throttled", "remote", host, "mechanism", mechanism, "err", err)
 		return listener.Identity{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	id, err := a.check(ctx, mechanism, msg, current)
-	release(!errors.Is(err, ErrBadCredentials) && !errors.Is(err, ErrPrincipalChanged))
+	var id listener.Identity
+	if parseErr != nil {
+		err = ErrBadCredentials
+	} else {
+		id, err = a.check(ctx, mechanism, creds, current)
+	}
+	switch {
+	case errors.Is(err, ErrBadCredentials) || errors.Is(err, ErrPrincipalChanged):
+		release(failed)
+	case err == nil:
+		release(succeeded)
+	default:
+		release(abandoned)
+	}
 	switch {
 	case err == nil:
 		a.log.Info("SASL authentication succeeded", "remote", host, "mechanism", mechanism, "user", id.User, "reauthentication", current.Authenticated())
@@ -113,13 +142,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, peer net.Addr, mechani
 	return id, err
 }
 
-func (a *Authenticator) check(ctx context.Context, mechanism string, msg []byte, current listener.Identity) (listener.Identity, error) {
-	creds, err := Parse(mechanism, msg)
-	if err != nil {
-		return listener.Identity{}, ErrBadCredentials
-	}
-	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
-	defer cancel()
+func (a *Authenticator) check(ctx context.Context, mechanism string, creds Credentials, current listener.Identity) (listener.Identity, error) {
 	select {
 	case a.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -135,7 +158,7 @@ func (a *Authenticator) check(ctx context.Context, mechanism string, msg []byte,
 	case current.Authenticated() && current.User != v.User:
 		return listener.Identity{}, ErrPrincipalChanged
 	}
-	return listener.Identity{User: v.User, Mechanism: mechanism, Expires: a.sessionEnd(time.Now(), v.ValidUntil)}, nil
+	return listener.Identity{User: v.User, UserID: v.UserID, UserCreatedAt: v.UserCreatedAt, Mechanism: mechanism, Expires: a.sessionEnd(time.Now(), v.ValidUntil)}, nil
 }
 
 // sessionEnd is when a session authenticated at now ends (zero: never): after

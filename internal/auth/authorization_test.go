@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,5 +225,56 @@ func TestGroupBoundary(t *testing.T) {
 	}
 	if dr, err := carol.adm.DeleteGroups(ctx, carolGroup); err != nil || dr.Error() != nil {
 		t.Fatalf("carol deletes her group: %+v %v", dr, err)
+	}
+}
+
+// A tenant that deletes its own topic does not inherit the next topic the operator creates in
+// the stream, although Iggy gives that topic the freed id: the gateway withdraws the per-topic
+// permissions on a topic it deletes from Iggy's users, so the grant survives neither in Iggy
+// nor in a gateway that never saw the old topic.
+func TestDeletedTopicGrantsDoNotPassToItsSuccessor(t *testing.T) {
+	g, carol, dave := startTenants(t)
+	ctx := ctxT(t)
+	old, err := g.iggy.GetTopic(ctx, iggy.Name("kafka"), iggy.Name(carol.topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := carol.adm.DeleteTopics(ctx, carol.topic)
+	if err != nil || resp[carol.topic].Err != nil {
+		t.Fatalf("carol deletes her topic: %v %v", err, resp[carol.topic].Err)
+	}
+	u, err := g.iggy.GetUser(ctx, iggy.Name(carol.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range u.Permissions.Streams {
+		for _, tp := range sp.Topics {
+			if tp.TopicID == old.ID {
+				t.Fatalf("Iggy still grants carol topic id %d after its deletion: %+v", old.ID, u.Permissions)
+			}
+		}
+	}
+	if !strings.Contains(g.log.String(), "withdrew the permissions on a deleted topic") {
+		t.Errorf("no log line for the withdrawn permissions:\n%s", g.log)
+	}
+	st, err := g.iggy.GetStream(ctx, iggy.Name("kafka"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := g.iggy.CreateTopic(ctx, iggy.ID(st.ID), "erin-payroll", 1, iggy.TopicOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.ID != old.ID {
+		t.Logf("the new topic got id %d, not the freed %d", next.ID, old.ID)
+	}
+	// Carol, on a fresh connection and client, can neither write to nor see the new topic;
+	// dave keeps his own topic.
+	cl := g.kafka("SASL_PLAINTEXT", plainAuth(carol.name, carol.name+"-secret"), kgo.RetryTimeout(time.Second))
+	if err := produce(ctx, cl, "erin-payroll"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("carol produces to the topic that got her old id: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+	if err := produce(ctx, dave.cl, dave.topic); err != nil {
+		t.Errorf("dave: %v", err)
 	}
 }

@@ -34,19 +34,20 @@ func (v IggyVerifier) Verify(ctx context.Context, c Credentials) (Verified, erro
 		return Verified{}, err
 	}
 	defer cn.Close()
-	if c.Token == "" {
-		return Verified{User: c.User}, nil
-	}
-	// A token names its user only on the Iggy side: ask for the session's own user.
+	// The session's own user (users may read themselves): a token names its user only on the
+	// Iggy side, and the id and creation time tell this user from a later one of the same name.
 	u, err := cn.GetUser(ctx, iggy.ID(cn.UserID()))
 	if err != nil {
-		return Verified{}, fmt.Errorf("reading the user of a personal access token: %w", err)
+		return Verified{}, fmt.Errorf("reading the user who logged in: %w", err)
+	}
+	if c.Token == "" {
+		return Verified{User: u.Username, UserID: u.ID, UserCreatedAt: u.CreatedAt}, nil
 	}
 	pats, err := cn.GetPATs(ctx)
 	if err != nil {
 		return Verified{}, fmt.Errorf("reading the expiry of a personal access token: %w", err)
 	}
-	return Verified{User: u.Username, ValidUntil: earliestExpiry(pats, time.Now())}, nil
+	return Verified{User: u.Username, UserID: u.ID, UserCreatedAt: u.CreatedAt, ValidUntil: earliestExpiry(pats, time.Now())}, nil
 }
 
 // earliestExpiry bounds the expiry of the token just used from the user's list of tokens (zero:

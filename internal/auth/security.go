@@ -18,6 +18,8 @@ type Security struct {
 	tls   *tlsconfig.Source // nil without TLS listeners
 	authn *Authenticator    // nil without SASL listeners
 	certs *CertIdentities   // nil without client certificates
+	// sessions re-verifies the users of open connections; nil without identified listeners.
+	sessions *SessionChecker
 }
 
 // NewSecurity loads the TLS material and prepares SASL and client-certificate checks. users is
@@ -47,8 +49,14 @@ func NewSecurity(cfg *config.Config, users UserLookup, log *slog.Logger) (*Secur
 				Logger:          log,
 			})
 		}
+		if (l.SASL() || cfg.ClientCertificates(l)) && s.sessions == nil && users != nil {
+			s.sessions = NewSessionChecker(users, cfg.AuthzRefreshInterval)
+		}
 		if cfg.ClientCertificates(l) && s.certs == nil {
 			s.certs = &CertIdentities{Mapper: cfg.PrincipalMapper, Users: users, Logger: log}
+			if cfg.TLSAnonymousPrincipal != config.BridgePrincipal {
+				s.certs.Anonymous = cfg.TLSAnonymousPrincipal
+			}
 		}
 	}
 	return s, nil
@@ -69,6 +77,9 @@ func (s *Security) Apply(l config.Listener, lc *listener.Config) error {
 		if lc.TLS, err = s.tls.ServerConfig(clientAuth); err != nil {
 			return err
 		}
+	}
+	if s.sessions != nil && (l.SASL() || s.cfg.ClientCertificates(l)) {
+		lc.SessionCheck, lc.SessionCheckInterval = s.sessions.Check, s.cfg.AuthzRefreshInterval
 	}
 	if l.SASL() {
 		lc.SASL = true

@@ -31,6 +31,7 @@ type entry struct {
 	mu     sync.Mutex // held while loading, so concurrent requests of a user share one load
 	grants *Grants
 	stale  bool
+	bound  bindings // the topics the user's per-topic permissions were first seen naming
 }
 
 // NewCache returns a cache reading from src; refresh ≤ 0 means DefaultRefresh.
@@ -58,7 +59,10 @@ func (c *Cache) Grants(ctx context.Context, user string) (*Grants, error) {
 			return g, nil
 		}
 	}
-	g, err := Load(ctx, c.src, user, now)
+	if e.bound == nil {
+		e.bound = bindings{}
+	}
+	g, err := load(ctx, c.src, user, now, e.bound)
 	if err != nil {
 		return nil, err
 	}

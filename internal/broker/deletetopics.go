@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/authz"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/kafkareq"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
@@ -73,11 +74,20 @@ func (b *Broker) deleteOneTopic(ctx context.Context, cc *listener.ConnContext, n
 		return newAPIError(kerr.UnknownTopicOrPartition, "topic %q does not exist", name)
 	}
 	t := b.topics.Map().Resolve(name)
+	deleted := authz.BeforeDelete(ctx, b.storage(cc), t.Stream, t.Topic) // ids, for Revoke below
 	err := b.storage(cc).DeleteTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	b.topics.Invalidate(name)
 	b.data.TopicDeleted(t, err == nil) // also on error: the topic may be gone
 	if err != nil {
 		return b.logAdminError(cc, "delete topic", name, err)
+	}
+	// Iggy reuses the id for the next topic of the stream: per-topic permissions on this one
+	// must not pass to it (docs/SECURITY.md, "Reused topic ids").
+	if users, err := deleted.Revoke(ctx); err != nil {
+		b.log.Warn("withdrawing the permissions on a deleted topic failed: the next topic created in its stream may inherit them",
+			"conn", cc.ID, "topic", name, "iggy_stream", t.Stream, "iggy_topic", t.Topic, "err", err)
+	} else if len(users) > 0 {
+		b.log.Info("withdrew the permissions on a deleted topic", "conn", cc.ID, "topic", name, "users", users)
 	}
 	if b.state != nil {
 		// A stale entry is harmless (the next topic of this name gets another id, or

@@ -28,8 +28,10 @@ const MaxNodeID = producers.MaxNodeID
 type Config struct {
 	Dev         bool
 	DevIggyAddr string
-	LogFormat   string // "text" or "json"
-	LogLevel    slog.Level
+	// DevIggyExpose allows a non-loopback DevIggyAddr.
+	DevIggyExpose bool
+	LogFormat     string // "text" or "json"
+	LogLevel      slog.Level
 
 	// Listeners has at least one entry; the single-listener settings produce one PLAINTEXT
 	// listener.
@@ -67,10 +69,15 @@ type Config struct {
 	// CoordinatorLogRecovery is "fallback", "fail" or "skip" (docs/COORDINATOR-LOG.md §5).
 	CoordinatorLogRecovery string
 	MetricsAddr            string
+	// MetricsUsername and MetricsPassword (basic) and MetricsBearerToken protect /metrics
+	// when set.
+	MetricsUsername    string
+	MetricsPassword    Secret
+	MetricsBearerToken Secret
 
 	Limits Limits
 
-	// SASLSessionLifetime, when positive, makes SASL sessions expire unless the client
+	// SASLSessionLifetime (default 1 h), when positive, makes SASL sessions expire unless the client
 	// re-authenticates (KIP-368); 0 disables expiry.
 	SASLSessionLifetime time.Duration
 	// TLSReloadInterval is how often the TLS files are checked for changes.
@@ -85,16 +92,19 @@ type Config struct {
 	Warnings []string
 
 	// Raw settings, kept until validation turns them into the fields above or refuses them.
-	BindAddr                 string
-	AdvertisedHost           string
-	AdvertisedPort           int
-	listenersSpec            string
-	advertisedListenersSpec  string
-	SASLEnabled              bool
-	TLSCertFile              string
-	TLSKeyFile               string
-	TLSClientCAFile          string
-	TLSClientAuth            string
+	BindAddr                string
+	AdvertisedHost          string
+	AdvertisedPort          int
+	listenersSpec           string
+	advertisedListenersSpec string
+	SASLEnabled             bool
+	TLSCertFile             string
+	TLSKeyFile              string
+	TLSClientCAFile         string
+	TLSClientAuth           string
+	// TLSAnonymousPrincipal is the user a client without a certificate acts as under
+	// TLS_CLIENT_AUTH=requested, or BridgePrincipal.
+	TLSAnonymousPrincipal    string
 	TLSPrincipalMappingRules string
 	Brokers                  string
 }

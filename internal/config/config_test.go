@@ -170,6 +170,11 @@ func TestCrossFieldRules(t *testing.T) {
 		{"bridge needs password", nil, []string{"IGGY_KAFKA_BRIDGE_ENABLED=true"}, "IGGY_PASSWORD is required"},
 		{"dev with iggy addr", []string{"--dev"}, []string{"IGGY_KAFKA_IGGY_ADDR=1.2.3.4:8090"}, "dev mode"},
 		{"dev with bridge flag", []string{"--dev", "--bridge-enabled=false"}, nil, "dev mode"},
+		{"dev on all interfaces", []string{"--dev"}, []string{"IGGY_KAFKA_DEV_IGGY_ADDR=0.0.0.0:8090"}, "DEV_IGGY_EXPOSE"},
+		{"dev on all ipv6 interfaces", []string{"--dev"}, []string{"IGGY_KAFKA_DEV_IGGY_ADDR=[::]:8090"}, "DEV_IGGY_EXPOSE"},
+		{"dev on an empty host", []string{"--dev"}, []string{"IGGY_KAFKA_DEV_IGGY_ADDR=:8090"}, "DEV_IGGY_EXPOSE"},
+		{"dev on a public address", []string{"--dev"}, []string{"IGGY_KAFKA_DEV_IGGY_ADDR=192.0.2.7:8090"}, "DEV_IGGY_EXPOSE"},
+		{"dev on a host name", []string{"--dev"}, []string{"IGGY_KAFKA_DEV_IGGY_ADDR=iggy.example:8090"}, "DEV_IGGY_EXPOSE"},
 		{"listeners with bind addr", nil, []string{"IGGY_KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:9093", "IGGY_KAFKA_BIND_ADDR=127.0.0.1:9094"}, "cannot be combined"},
 		{"listeners bad name", nil, []string{"IGGY_KAFKA_LISTENERS=INTERNAL://127.0.0.1:9093"}, "NAME one of"},
 		{"listeners ssl without cert", nil, []string{"IGGY_KAFKA_LISTENERS=SSL://127.0.0.1:9093"}, "TLS_CERT_FILE"},
@@ -180,6 +185,9 @@ func TestCrossFieldRules(t *testing.T) {
 		{"iggy tls domain without tls", nil, []string{"IGGY_KAFKA_IGGY_TLS_DOMAIN=iggy.local"}, "IGGY_TLS_ENABLED=true"},
 		{"iggy tls ca without tls", nil, []string{"IGGY_KAFKA_IGGY_TLS_CA_FILE=/ca.pem"}, "IGGY_TLS_ENABLED=true"},
 		{"preauth above max", nil, []string{"IGGY_KAFKA_MAX_FRAME_SIZE=1KiB"}, "PREAUTH_MAX_FRAME_SIZE"},
+		{"metrics credentials without metrics", nil, []string{"IGGY_KAFKA_METRICS_BEARER_TOKEN=t"}, "METRICS_ADDR"},
+		{"metrics user without password", nil, []string{"IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9094", "IGGY_KAFKA_METRICS_USERNAME=p"}, "go together"},
+		{"metrics password without user", nil, []string{"IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9094", "IGGY_KAFKA_METRICS_PASSWORD=p"}, "go together"},
 	}
 	for _, tt := range tests {
 		_, err := load(t, tt.args, tt.env...)
@@ -296,6 +304,57 @@ func TestSizes(t *testing.T) {
 	for _, n := range []int{1, 1000, 1 << 10, 3 << 20, 1 << 30} {
 		if got, ok := parseSize(formatSize(n)); !ok || got != n {
 			t.Errorf("formatSize(%d) = %q does not round-trip", n, formatSize(n))
+		}
+	}
+}
+
+// Dev mode's Iggy server (root iggy/iggy) binds loopback addresses, and others only when
+// DEV_IGGY_EXPOSE says so, with a warning.
+func TestDevIggyAddr(t *testing.T) {
+	for _, tt := range []struct {
+		addr, expose string
+		warn         bool
+	}{
+		{"127.0.0.1:8090", "", false},
+		{"127.0.0.2:8090", "", false},
+		{"[::1]:8090", "", false},
+		{"localhost:8090", "", false},
+		{"0.0.0.0:8090", "true", true},
+		{"192.0.2.7:8090", "true", true},
+	} {
+		env := []string{"IGGY_KAFKA_DEV_IGGY_ADDR=" + tt.addr}
+		if tt.expose != "" {
+			env = append(env, "IGGY_KAFKA_DEV_IGGY_EXPOSE="+tt.expose)
+		}
+		c, err := load(t, []string{"--dev"}, env...)
+		if err != nil {
+			t.Errorf("%s: %v", tt.addr, err)
+			continue
+		}
+		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "DEV_IGGY_EXPOSE=true")
+		if c.Bridge.Addr != tt.addr || warned != tt.warn {
+			t.Errorf("%s: bridge %s, warned %v (%q); want warned %v", tt.addr, c.Bridge.Addr, warned, c.Warnings, tt.warn)
+		}
+	}
+}
+
+// /metrics beyond loopback without credentials is warned about: it names every topic and group.
+func TestMetricsExposureWarning(t *testing.T) {
+	for _, tt := range []struct {
+		env  []string
+		warn bool
+	}{
+		{[]string{"IGGY_KAFKA_METRICS_ADDR=127.0.0.1:9094"}, false},
+		{[]string{"IGGY_KAFKA_METRICS_ADDR=0.0.0.0:9094"}, true},
+		{[]string{"IGGY_KAFKA_METRICS_ADDR=0.0.0.0:9094", "IGGY_KAFKA_METRICS_BEARER_TOKEN=t"}, false},
+		{[]string{"IGGY_KAFKA_METRICS_ADDR=0.0.0.0:9094", "IGGY_KAFKA_METRICS_USERNAME=u", "IGGY_KAFKA_METRICS_PASSWORD=p"}, false},
+	} {
+		c, err := load(t, nil, tt.env...)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.env, err)
+		}
+		if warned := strings.Contains(strings.Join(c.Warnings, "\n"), "without authentication"); warned != tt.warn {
+			t.Errorf("%v: warned %v (%q), want %v", tt.env, warned, c.Warnings, tt.warn)
 		}
 	}
 }

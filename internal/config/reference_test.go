@@ -7,7 +7,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
-//go:generate go test -run TestReferenceDocIsCurrent -update .
+//go:generate go test -run TestReferenceDocIsCurrent|TestListenersDocIsCurrent -update .
 
 var update = flag.Bool("update", false, "rewrite docs/CONFIGURATION.md from the settings")
 
@@ -19,6 +19,18 @@ func TestReferenceDocIsCurrent(t *testing.T) {
 		Begin:      ReferenceBegin,
 		End:        ReferenceEnd,
 		Body:       ReferenceMarkdown(),
+		Regenerate: "go generate ./internal/config",
+	}.Check(t, *update)
+}
+
+// The LISTENERS paragraph names the protocols from the code: it once said only PLAINTEXT was
+// supported while all four were served.
+func TestListenersDocIsCurrent(t *testing.T) {
+	testutil.GeneratedSection{
+		Path:       "../../docs/CONFIGURATION.md",
+		Begin:      ListenersBegin,
+		End:        ListenersEnd,
+		Body:       ListenersMarkdown(),
 		Regenerate: "go generate ./internal/config",
 	}.Check(t, *update)
 }

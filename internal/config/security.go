@@ -23,6 +23,15 @@ func (l Listener) SASL() bool {
 	return l.Protocol == ProtocolSASLPlaintext || l.Protocol == ProtocolSASLSSL
 }
 
+// AnonymousPrincipal is the default TLS_ANONYMOUS_PRINCIPAL: Kafka's name for a client that
+// presented no certificate. No Iggy user of that name exists unless the operator creates one,
+// so such clients may do nothing that needs a permission.
+const AnonymousPrincipal = "ANONYMOUS"
+
+// BridgePrincipal, as TLS_ANONYMOUS_PRINCIPAL, lets clients without a certificate act as the
+// bridge account, unchecked (the behaviour before the setting existed).
+const BridgePrincipal = "BRIDGE"
+
 // ClientCertificates reports whether the listener asks for client certificates: SSL listeners
 // with TLS_CLIENT_AUTH other than none (on SASL_SSL, SASL establishes the identity).
 func (c *Config) ClientCertificates(l Listener) bool {
@@ -32,7 +41,7 @@ func (c *Config) ClientCertificates(l Listener) bool {
 // checkSecurity checks that the TLS and SASL settings fit the listeners: what a listener
 // needs is set, and nothing is set that no listener would use (an operator who sets a client
 // CA believes client certificates are checked).
-func (c *Config) checkSecurity() error {
+func (c *Config) checkSecurity(explicit map[string]bool) error {
 	var tlsListener, sslListener, saslListener bool
 	for _, l := range c.Listeners {
 		tlsListener = tlsListener || l.TLS()
@@ -71,6 +80,14 @@ func (c *Config) checkSecurity() error {
 			return fmt.Errorf("%sTLS_PRINCIPAL_MAPPING_RULES: %v", EnvPrefix, err)
 		}
 		c.PrincipalMapper = m
+		if c.TLSClientAuth == "requested" {
+			switch c.TLSAnonymousPrincipal {
+			case BridgePrincipal:
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%sTLS_ANONYMOUS_PRINCIPAL=%s: SSL clients without a certificate act as the bridge account, unchecked: anyone who can reach the SSL listener can do everything the bridge account can (docs/SECURITY.md)", EnvPrefix, BridgePrincipal))
+			case c.Bridge.Username:
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%sTLS_ANONYMOUS_PRINCIPAL=%s is the bridge account: SSL clients without a certificate get all of its permissions (docs/SECURITY.md)", EnvPrefix, c.Bridge.Username))
+			}
+		}
 	} else {
 		for _, name := range []string{"TLS_CLIENT_CA_FILE", "TLS_PRINCIPAL_MAPPING_RULES"} {
 			if name == "TLS_CLIENT_CA_FILE" && c.TLSClientCAFile != "" || name == "TLS_PRINCIPAL_MAPPING_RULES" && c.TLSPrincipalMappingRules != "" {
@@ -81,7 +98,7 @@ func (c *Config) checkSecurity() error {
 	if saslListener && !c.Bridge.Enabled {
 		return fmt.Errorf("SASL listeners need the bridge (%sBRIDGE_ENABLED=true): credentials are verified by logging in to Iggy", EnvPrefix)
 	}
-	if !saslListener && c.SASLSessionLifetime > 0 {
+	if !saslListener && explicit["SASL_SESSION_LIFETIME"] && c.SASLSessionLifetime > 0 {
 		return fmt.Errorf("%sSASL_SESSION_LIFETIME only applies to SASL listeners", EnvPrefix)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pemFiles creates placeholder files: the configuration checks that they exist; their
@@ -83,5 +84,60 @@ func TestSecurityRules(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// A client without a certificate under TLS_CLIENT_AUTH=requested is ANONYMOUS unless the
+// operator names another principal; naming the bridge account (unchecked, or as its user) is
+// warned about.
+func TestAnonymousPrincipal(t *testing.T) {
+	cert, key, ca := pemFiles(t)
+	base := []string{"IGGY_KAFKA_BRIDGE_ENABLED=true", "IGGY_KAFKA_IGGY_USERNAME=gateway", "IGGY_KAFKA_IGGY_PASSWORD=p",
+		"IGGY_KAFKA_TLS_CERT_FILE=" + cert, "IGGY_KAFKA_TLS_KEY_FILE=" + key, "IGGY_KAFKA_TLS_CLIENT_CA_FILE=" + ca,
+		"IGGY_KAFKA_TLS_CLIENT_AUTH=requested"}
+	for _, tt := range []struct {
+		set, want string
+		warn      bool
+	}{
+		{"", AnonymousPrincipal, false},
+		{"guest", "guest", false},
+		{BridgePrincipal, BridgePrincipal, true},
+		{"gateway", "gateway", true},
+	} {
+		env := base
+		if tt.set != "" {
+			env = append(env[:len(env):len(env)], "IGGY_KAFKA_TLS_ANONYMOUS_PRINCIPAL="+tt.set)
+		}
+		c, err := load(t, nil, env...)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.set, err)
+		}
+		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "TLS_ANONYMOUS_PRINCIPAL")
+		if c.TLSAnonymousPrincipal != tt.want || warned != tt.warn {
+			t.Errorf("%q: principal %q, warned %v (%q); want %q, %v", tt.set, c.TLSAnonymousPrincipal, warned, c.Warnings, tt.want, tt.warn)
+		}
+	}
+	if _, err := load(t, nil, append(base[:len(base):len(base)], "IGGY_KAFKA_TLS_ANONYMOUS_PRINCIPAL=")...); err == nil {
+		t.Error("empty principal accepted")
+	}
+}
+
+// SASL sessions end after an hour by default, so a changed password or a deleted token stops
+// an open connection within that bound (docs/SECURITY.md); the default needs no SASL listener,
+// an explicit lifetime does.
+func TestSessionLifetimeDefault(t *testing.T) {
+	c, err := load(t, nil, "IGGY_KAFKA_SASL_ENABLED=true", "IGGY_KAFKA_BRIDGE_ENABLED=true", "IGGY_KAFKA_IGGY_PASSWORD=p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SASLSessionLifetime != time.Hour {
+		t.Errorf("default session lifetime %v, want 1h", c.SASLSessionLifetime)
+	}
+	if _, err := load(t, nil); err != nil {
+		t.Errorf("default lifetime without a SASL listener: %v", err)
+	}
+	c, err = load(t, nil, "IGGY_KAFKA_SASL_ENABLED=true", "IGGY_KAFKA_BRIDGE_ENABLED=true", "IGGY_KAFKA_IGGY_PASSWORD=p", "IGGY_KAFKA_SASL_SESSION_LIFETIME=0")
+	if err != nil || c.SASLSessionLifetime != 0 {
+		t.Errorf("lifetime 0: %v, %v", c.SASLSessionLifetime, err)
 	}
 }

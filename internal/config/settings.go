@@ -32,6 +32,8 @@ var settings = []*setting{
 		func(c *Config) *bool { return &c.Dev }),
 	strSetting("DEV_IGGY_ADDR", "127.0.0.1:8090", "host:port", "address of the in-memory Iggy server in dev mode (native Iggy clients can connect to it)",
 		func(c *Config, v string) error { return hostPort(v, &c.DevIggyAddr) }),
+	boolSetting("DEV_IGGY_EXPOSE", false, "dev mode: allow DEV_IGGY_ADDR to be a non-loopback address (its root account iggy/iggy is then reachable from the network)",
+		func(c *Config) *bool { return &c.DevIggyExpose }),
 	strSetting("LOG_FORMAT", "text", "text|json", "log format",
 		func(c *Config, v string) error { return oneOf(v, &c.LogFormat, "text", "json") }),
 	strSetting("LOG_LEVEL", "info", "debug|info|warn|error", "log level",
@@ -58,11 +60,19 @@ var settings = []*setting{
 		func(c *Config, v string) error { c.TLSClientCAFile = v; return nil }),
 	strSetting("TLS_CLIENT_AUTH", "none", "none|requested|required", "client certificates on SSL listeners: none, requested (verified when given) or required; a verified certificate maps to an Iggy user",
 		func(c *Config, v string) error { return oneOf(v, &c.TLSClientAuth, "none", "requested", "required") }),
-	optionalDurationSetting("SASL_SESSION_LIFETIME", "SASL session lifetime (KIP-368): clients re-authenticate, as the same user, before it ends, else the connection closes (0: sessions never expire)",
+	strSetting("TLS_ANONYMOUS_PRINCIPAL", AnonymousPrincipal, "Iggy user name|"+BridgePrincipal, "with TLS_CLIENT_AUTH=requested, whom a client without a certificate acts as: the Iggy user of that name, with its Iggy permissions (none when no such user exists, as Kafka's ANONYMOUS principal); "+BridgePrincipal+" = the bridge account, unchecked, like PLAINTEXT (warned at startup)",
+		func(c *Config, v string) error {
+			if v == "" {
+				return fmt.Errorf("empty (expected an Iggy user name or %s)", BridgePrincipal)
+			}
+			c.TLSAnonymousPrincipal = v
+			return nil
+		}),
+	optionalDurationSetting("SASL_SESSION_LIFETIME", "1h", "SASL session lifetime (KIP-368): clients re-authenticate, as the same user, before it ends, else the connection closes at their next request; the bound on how long a changed password or a deleted token keeps an open connection (0: sessions never expire; docs/SECURITY.md)",
 		func(c *Config) *time.Duration { return &c.SASLSessionLifetime }),
 	durationSetting("TLS_RELOAD_INTERVAL", 10*time.Second, "how often the TLS certificate, key and client CA files are checked for changes",
 		func(c *Config) *time.Duration { return &c.TLSReloadInterval }),
-	durationSetting("AUTHZ_REFRESH_INTERVAL", 10*time.Second, "how long an identified user's Iggy permissions are trusted before they are read again: the bound on how late a revoked permission takes effect (docs/SECURITY.md)",
+	durationSetting("AUTHZ_REFRESH_INTERVAL", 10*time.Second, "how long an identified user's Iggy permissions (and its existence) are trusted before they are read again: the bound on how late a revoked permission, or a deleted, deactivated or replaced user, takes effect on open connections (docs/SECURITY.md)",
 		func(c *Config) *time.Duration { return &c.AuthzRefreshInterval }),
 	strSetting("TLS_PRINCIPAL_MAPPING_RULES", "", "rules", "client certificate subject → Iggy user name, Kafka's ssl.principal.mapping.rules syntax (RULE:pattern/replacement/[LU], DEFAULT; default DEFAULT: the whole subject)",
 		func(c *Config, v string) error { c.TLSPrincipalMappingRules = v; return nil }),
@@ -124,6 +134,14 @@ var settings = []*setting{
 			}
 			return hostPort(v, &c.MetricsAddr)
 		}),
+	strSetting("METRICS_USERNAME", "", "user name", "HTTP basic authentication on /metrics: the user name (with METRICS_PASSWORD); /healthz and /readyz stay open (docs/METRICS.md)",
+		func(c *Config, v string) error { c.MetricsUsername = v; return nil }),
+	{name: "METRICS_PASSWORD", form: "password", secret: true,
+		usage: "HTTP basic authentication on /metrics: the password (never logged)",
+		set:   func(c *Config, v string) error { c.MetricsPassword = Secret(v); return nil }},
+	{name: "METRICS_BEARER_TOKEN", form: "token", secret: true,
+		usage: "bearer token /metrics accepts (Authorization: Bearer ...), alone or besides basic authentication (never logged)",
+		set:   func(c *Config, v string) error { c.MetricsBearerToken = Secret(v); return nil }},
 
 	// Limits and timeouts.
 	sizeSetting("MAX_FRAME_SIZE", 100<<20, "largest request frame accepted; bigger frames close the connection",
@@ -197,9 +215,9 @@ func durationSetting(name string, def time.Duration, usage string, field func(*C
 		}}
 }
 
-// optionalDurationSetting is a duration that defaults to, and may be set to, 0 (off).
-func optionalDurationSetting(name, usage string, field func(*Config) *time.Duration) *setting {
-	return &setting{name: name, def: "0s", form: `0 (off) or a positive Go duration such as "15m" or "1h"`, usage: usage,
+// optionalDurationSetting is a duration that may be set to 0 (off).
+func optionalDurationSetting(name, def, usage string, field func(*Config) *time.Duration) *setting {
+	return &setting{name: name, def: def, form: `0 (off) or a positive Go duration such as "15m" or "1h"`, usage: usage,
 		set: func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
@@ -27,13 +28,32 @@ func (c *Config) validate(explicit map[string]bool) error {
 	if err := c.buildTopicMap(explicit); err != nil {
 		return err
 	}
-	if err := c.checkSecurity(); err != nil {
+	if err := c.checkSecurity(explicit); err != nil {
+		return err
+	}
+	if err := c.checkMetrics(); err != nil {
 		return err
 	}
 	c.sizeTailCache()
 	if c.Limits.PreAuthMaxFrameSize > c.Limits.MaxFrameSize {
 		return fmt.Errorf("%sPREAUTH_MAX_FRAME_SIZE (%d) must not exceed %sMAX_FRAME_SIZE (%d)",
 			EnvPrefix, c.Limits.PreAuthMaxFrameSize, EnvPrefix, c.Limits.MaxFrameSize)
+	}
+	return nil
+}
+
+// checkMetrics checks the metrics endpoint's credentials, and warns when it serves its topic and
+// group names beyond loopback to anyone (docs/METRICS.md, "Access").
+func (c *Config) checkMetrics() error {
+	auth := c.MetricsUsername != "" || c.MetricsPassword != "" || c.MetricsBearerToken != ""
+	switch {
+	case auth && c.MetricsAddr == "":
+		return fmt.Errorf("%sMETRICS_USERNAME, _PASSWORD and _BEARER_TOKEN need %sMETRICS_ADDR", EnvPrefix, EnvPrefix)
+	case (c.MetricsUsername == "") != (c.MetricsPassword == ""):
+		return fmt.Errorf("%sMETRICS_USERNAME and %sMETRICS_PASSWORD go together: set both or neither", EnvPrefix, EnvPrefix)
+	}
+	if host, _, _ := splitHostPort(c.MetricsAddr); c.MetricsAddr != "" && !auth && !isLoopback(host) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%sMETRICS_ADDR=%s serves /metrics, which names every topic and consumer group, without authentication beyond loopback: set %sMETRICS_USERNAME/_PASSWORD or _BEARER_TOKEN, or publish the port to trusted networks only (docs/METRICS.md)", EnvPrefix, c.MetricsAddr, EnvPrefix))
 	}
 	return nil
 }
@@ -119,17 +139,18 @@ func (c *Config) singleListener(explicit map[string]bool) error {
 	return nil
 }
 
-// securityProtocols are the listener names accepted in LISTENERS. Without a protocol map the
-// name is the protocol, as in Kafka's default listener.security.protocol.map.
-var securityProtocols = map[string]bool{"PLAINTEXT": true, "SSL": true, "SASL_PLAINTEXT": true, "SASL_SSL": true}
+// SecurityProtocols are the listener names accepted in LISTENERS, all of them served. Without a
+// protocol map the name is the protocol, as in Kafka's default listener.security.protocol.map.
+// docs/CONFIGURATION.md lists them from here (ListenersMarkdown).
+var SecurityProtocols = []string{"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
 
 func parseListeners(variable, spec string) ([]Listener, error) {
 	var out []Listener
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
 		name, addr, ok := strings.Cut(part, "://")
-		if !ok || !securityProtocols[name] {
-			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port with NAME one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", EnvPrefix, variable, part)
+		if !ok || !slices.Contains(SecurityProtocols, name) {
+			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port with NAME one of %s", EnvPrefix, variable, part, strings.Join(SecurityProtocols, ", "))
 		}
 		if _, _, err := splitHostPort(addr); err != nil {
 			return nil, fmt.Errorf("invalid %s%s entry %q: expected NAME://host:port", EnvPrefix, variable, part)
@@ -151,6 +172,16 @@ func findListener(ls []Listener, name string) (Listener, bool) {
 	return Listener{}, false
 }
 
+// isLoopback reports whether host names only the local machine: a loopback IP or
+// "localhost" (not resolved: a name could resolve elsewhere).
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 func isWildcard(host string) bool {
 	if host == "" {
 		return true
@@ -161,8 +192,10 @@ func isWildcard(host string) bool {
 
 func (c *Config) buildBridge(explicit map[string]bool) error {
 	if !c.Dev {
-		if explicit["DEV_IGGY_ADDR"] {
-			c.Warnings = append(c.Warnings, EnvPrefix+"DEV_IGGY_ADDR is ignored without dev mode")
+		for _, name := range []string{"DEV_IGGY_ADDR", "DEV_IGGY_EXPOSE"} {
+			if explicit[name] {
+				c.Warnings = append(c.Warnings, EnvPrefix+name+" is ignored without dev mode")
+			}
 		}
 		if c.Bridge.Enabled && c.Bridge.Password == "" {
 			return fmt.Errorf("%sIGGY_PASSWORD is required when %sBRIDGE_ENABLED=true", EnvPrefix, EnvPrefix)
@@ -173,6 +206,14 @@ func (c *Config) buildBridge(explicit map[string]bool) error {
 		if explicit[name] {
 			return fmt.Errorf("%s%s cannot be combined with dev mode, which bridges to its own in-memory Iggy server (its address is %sDEV_IGGY_ADDR)", EnvPrefix, name, EnvPrefix)
 		}
+	}
+	// The in-memory server's root account has a well-known password, so anyone who reaches it
+	// owns the data: it stays on loopback unless the operator says otherwise (docs/SECURITY.md).
+	if host, _, _ := splitHostPort(c.DevIggyAddr); !isLoopback(host) {
+		if !c.DevIggyExpose {
+			return fmt.Errorf("%sDEV_IGGY_ADDR=%s is not a loopback address: dev mode's Iggy server has the root account iggy/iggy, so it listens on loopback only (127.0.0.1, ::1, localhost); set %sDEV_IGGY_EXPOSE=true if it must be reachable from the network", EnvPrefix, c.DevIggyAddr, EnvPrefix)
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%sDEV_IGGY_EXPOSE=true: dev mode's Iggy server listens on %s with the root account iggy/iggy: anyone who reaches it can read, change and delete everything", EnvPrefix, c.DevIggyAddr))
 	}
 	c.Bridge.Enabled = true
 	c.Bridge.Addr = c.DevIggyAddr

@@ -20,7 +20,8 @@ func (g *Gateway) startMetrics() error {
 		return fmt.Errorf("metrics endpoint: %w", err)
 	}
 	g.metrics = metrics.New()
-	g.http = &http.Server{Handler: g.metrics.Handler(g.readiness), ReadHeaderTimeout: 10 * time.Second}
+	auth := metrics.Auth{Username: g.cfg.MetricsUsername, Password: g.cfg.MetricsPassword.Reveal(), BearerToken: g.cfg.MetricsBearerToken.Reveal()}
+	g.http = &http.Server{Handler: metrics.Protect(g.metrics.Handler(g.readiness), auth), ReadHeaderTimeout: 10 * time.Second}
 	srv := g.http
 	g.httpServing.Go(func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -28,7 +29,7 @@ func (g *Gateway) startMetrics() error {
 		}
 	})
 	g.metricsAddr = ln.Addr().String()
-	g.log.Info("metrics endpoint ready", "addr", g.metricsAddr)
+	g.log.Info("metrics endpoint ready", "addr", g.metricsAddr, "authentication", auth.Username != "" || auth.BearerToken != "")
 	return nil
 }
 

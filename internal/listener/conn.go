@@ -62,6 +62,21 @@ type conn struct {
 	// its behalf (AbandonedOnClose) are cancelled at once instead of holding a parked
 	// JoinGroup or a long-poll Fetch to the end of its wait.
 	peerGone bool
+	// preAuth counts what a SASL connection did since it last lacked a current identity
+	// (saslGate).
+	preAuth preAuthState
+	// sessionChecked is when the identity was last re-verified (Config.SessionCheck), and
+	// checkedIdentity the identity it was.
+	sessionChecked  time.Time
+	checkedIdentity Identity
+}
+
+// preAuthState is what an unauthenticated connection of a SASL listener has sent.
+type preAuthState struct {
+	epoch        time.Time // Expires of the identity the state belongs to (zero: never authenticated)
+	apiVersions  int
+	handshake    bool
+	authenticate bool
 }
 
 // slot is one request's place in the response order.
@@ -75,7 +90,10 @@ type slot struct {
 	read   time.Time    // when the frame arrived
 	key    int16        // api key, also for rejected frames
 	// started closes when a pipelined request's ordered part is done (nil for others).
-	started   chan struct{}
+	started chan struct{}
+	// preAuth: read before the connection authenticated; it only serves the client, so it is
+	// abandoned when the client goes away (run).
+	preAuth   bool
 	startOnce sync.Once
 	// reserved is what the handler reserved for its answer (Reserve), which the response's
 	// own size replaces rather than adds to.
@@ -223,13 +241,18 @@ func (c *conn) draining() bool {
 // readLoop reads and schedules requests until the connection must stop; it returns why.
 func (c *conn) readLoop() string {
 	sched := newSchedule(cap(c.sem))
+	// pending is a request that may change the connection's identity, still running: the next
+	// frame is read meanwhile (so a client that goes away is noticed and its attempt
+	// abandoned), but only checked and served once pending has finished.
+	var pending *slot
 	for {
 		select {
 		case c.sem <- struct{}{}:
 		case <-c.readStop:
 			return c.stopReason()
 		}
-		frame, pooled, mem, reason := c.readFrame()
+		frame, pooled, mem, reason := c.readFrame(pending)
+		pending = nil
 		if frame == nil {
 			return reason
 		}
@@ -244,7 +267,11 @@ func (c *conn) readLoop() string {
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
 		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame), answerWait: c.s.cfg.ReadTimeout}
 		var r *request
-		serial, err := c.saslGate(sl.key)
+		serial, preAuth, err := c.saslGate(sl.key)
+		sl.preAuth = preAuth
+		if err == nil && !preAuth && sl.key != saslHandshakeKey && sl.key != saslAuthenticateKey {
+			err = c.checkSession()
+		}
 		if err == nil {
 			r, err = parseFrameSafe(c.cc, c.s.cfg.Dispatcher, frame)
 		}
@@ -281,11 +308,7 @@ func (c *conn) readLoop() string {
 		c.slots <- sl // never blocks: sem bounds the slots outstanding to its capacity
 		if serial {
 			// The identity this request may establish decides what the next one may do.
-			select {
-			case <-sl.done:
-			case <-c.readStop:
-				return c.stopReason()
-			}
+			pending = sl
 		}
 	}
 }
@@ -296,24 +319,98 @@ const (
 	saslAuthenticateKey = 36
 )
 
+// maxPreAuthApiVersions is how many ApiVersions requests an unauthenticated connection may
+// send, all before its SaslHandshake: Kafka answers one, and another only after a first that
+// asked for a version it does not support (the client's downgrade); the gateway allows that
+// one repeat whatever the version.
+const maxPreAuthApiVersions = 2
+
 // saslGate applies the SASL listener rules (Config.SASL) to a request with api key key: it
-// returns a rejection for a request that may not be served now, and whether the request must
-// finish before the next one is read (it may change the connection's identity).
-func (c *conn) saslGate(key int16) (serial bool, err error) {
+// returns a rejection for a request that may not be served now, whether the request must
+// finish before the next one is read (it may change the connection's identity), and whether
+// it is served before authentication.
+//
+// Without a current identity a connection may send what one authentication takes, in Kafka's
+// order (SaslServerAuthenticator): ApiVersions (at most maxPreAuthApiVersions, none after
+// the handshake), one SaslHandshake, one SaslAuthenticate. Anything more closes it, as does
+// Kafka, so an unauthenticated connection cannot stay open by repeating ApiVersions; readFrame
+// bounds its time (preAuthDeadline).
+func (c *conn) saslGate(key int16) (serial, preAuth bool, err error) {
 	if !c.s.cfg.SASL {
-		return false, nil
+		return false, false, nil
 	}
 	sasl := key == saslHandshakeKey || key == saslAuthenticateKey
 	if c.authenticated() {
-		return sasl, nil
+		return sasl, false, nil
 	}
-	if !sasl && key != apiVersionsKey {
-		if c.cc.Identity().Authenticated() {
-			return false, reject(RefusedUnauthenticated, "SASL session expired without re-authentication")
+	id := c.cc.Identity()
+	if !c.preAuth.epoch.Equal(id.Expires) { // a session ended: it may authenticate once more
+		c.preAuth = preAuthState{epoch: id.Expires}
+	}
+	p := &c.preAuth
+	switch key {
+	case apiVersionsKey:
+		if p.handshake || p.apiVersions >= maxPreAuthApiVersions {
+			return false, true, reject(RefusedUnauthenticated, "ApiVersions repeated before SASL authentication")
 		}
-		return false, reject(RefusedUnauthenticated, "%s before SASL authentication", kmsg.NameForKey(key))
+		p.apiVersions++
+	case saslHandshakeKey:
+		if p.handshake {
+			return false, true, reject(RefusedUnauthenticated, "SaslHandshake repeated before SASL authentication")
+		}
+		p.handshake = true
+	case saslAuthenticateKey:
+		if p.authenticate {
+			return false, true, reject(RefusedUnauthenticated, "SaslAuthenticate repeated before SASL authentication")
+		}
+		p.authenticate = true
+	default:
+		if id.Authenticated() {
+			return false, true, reject(RefusedUnauthenticated, "SASL session expired without re-authentication")
+		}
+		return false, true, reject(RefusedUnauthenticated, "%s before SASL authentication", kmsg.NameForKey(key))
 	}
-	return true, nil
+	return true, true, nil
+}
+
+// checkSession re-verifies the connection's identity with Config.SessionCheck when it is due:
+// the identity changed since the last check, or SessionCheckInterval has passed.
+func (c *conn) checkSession() error {
+	check := c.s.cfg.SessionCheck
+	id := c.cc.Identity()
+	if check == nil || !id.Authenticated() || id.Anonymous {
+		return nil
+	}
+	now := time.Now()
+	if id == c.checkedIdentity && now.Sub(c.sessionChecked) < c.s.cfg.SessionCheckInterval {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.ReadTimeout)
+	defer cancel()
+	if err := check(ctx, id); err != nil {
+		return reject(RefusedUnauthenticated, "session of %q no longer valid: %v", id.User, err)
+	}
+	c.sessionChecked, c.checkedIdentity = now, id
+	return nil
+}
+
+// preAuthDeadline is when a SASL connection without a current identity is closed unless it
+// authenticates: ReadTimeout after it opened, or after its session ended.
+func (c *conn) preAuthDeadline() time.Time {
+	start := c.opened
+	if id := c.cc.Identity(); id.Authenticated() {
+		start = id.Expires
+	}
+	return start.Add(c.s.cfg.ReadTimeout)
+}
+
+// frameDeadline is when the next frame's length must have arrived.
+func (c *conn) frameDeadline(firstBy time.Time) time.Time {
+	d := time.Now().Add(c.s.cfg.IdleTimeout)
+	if c.s.cfg.SASL && !c.authenticated() {
+		d = earliest(time.Now().Add(c.s.cfg.ReadTimeout), c.preAuthDeadline())
+	}
+	return earliest(d, firstBy)
 }
 
 // authenticated reports whether the connection has an identity whose session has not expired.
@@ -340,22 +437,53 @@ const frameChunk = 256 << 10
 // pooled buffers (not zeroed: the frame is read over them), which go back to the pool when
 // the request is finished if its handler allows (Handler.FrameReusable). Pages of a fresh
 // buffer become resident only as bytes are read into them, which the reservation follows.
-func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
+//
+// With pending (a request that may change the identity, still running), the frame's length is
+// read while pending runs, so that a client closing the connection is seen at once; the limits
+// of the rest follow the identity pending leaves.
+func (c *conn) readFrame(pending *slot) ([]byte, bool, *reservation, string) {
 	var prefix [4]byte
-	idle, maxSize := c.s.cfg.IdleTimeout, c.s.cfg.MaxFrameSize
-	if c.s.cfg.SASL && !c.authenticated() && c.s.cfg.PreAuthMaxFrameSize > 0 {
-		idle, maxSize = c.s.cfg.ReadTimeout, c.s.cfg.PreAuthMaxFrameSize
-	}
 	firstBy := c.firstRequestDeadline()
-	c.nc.SetReadDeadline(earliest(time.Now().Add(idle), firstBy))
+	c.nc.SetReadDeadline(c.frameDeadline(firstBy))
 	if c.draining() { // drain may have set its deadline just before ours
 		return nil, false, nil, c.stopReason()
 	}
 	c.idleSince.Store(time.Now().UnixNano())
+	var stopWatch, watched chan struct{}
+	if pending != nil {
+		// Once pending has finished, the wait for the length follows the new identity.
+		stopWatch, watched = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-pending.done:
+				c.nc.SetReadDeadline(c.frameDeadline(firstBy))
+				if c.draining() { // keep drain's deadline
+					c.nc.SetReadDeadline(time.Now())
+				}
+			case <-stopWatch:
+			}
+		}()
+	}
 	_, err := io.ReadFull(c.nc, prefix[:])
+	if pending != nil {
+		close(stopWatch)
+		<-watched
+	}
 	c.idleSince.Store(0)
 	if err != nil {
-		return nil, false, nil, c.readError(err, c.timeoutReason("idle timeout"))
+		return nil, false, nil, c.readError(err, c.timeoutReason(c.idleReason()))
+	}
+	if pending != nil {
+		select {
+		case <-pending.done:
+		case <-c.readStop:
+			return nil, false, nil, c.stopReason()
+		}
+	}
+	maxSize := c.s.cfg.MaxFrameSize
+	if c.s.cfg.SASL && !c.authenticated() && c.s.cfg.PreAuthMaxFrameSize > 0 {
+		maxSize = c.s.cfg.PreAuthMaxFrameSize
 	}
 	size := int32(binary.BigEndian.Uint32(prefix[:]))
 	if size <= 0 || int(size) > maxSize {
@@ -372,14 +500,18 @@ func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 	} else {
 		frame = make([]byte, size)
 	}
-	c.nc.SetReadDeadline(earliest(time.Now().Add(c.s.cfg.ReadTimeout), firstBy))
+	bodyBy := earliest(time.Now().Add(c.s.cfg.ReadTimeout), firstBy)
+	if c.s.cfg.SASL && !c.authenticated() {
+		bodyBy = earliest(bodyBy, c.preAuthDeadline())
+	}
+	c.nc.SetReadDeadline(bodyBy)
 	for read := 0; read < len(frame); {
 		end := min(read+frameChunk, len(frame))
 		if !mem.growTo(int64(end), c.readStop, nil) {
 			return c.dropFrame(frame, pooled, mem, c.stopReason())
 		}
 		if _, err := io.ReadFull(c.nc, frame[read:end]); err != nil {
-			return c.dropFrame(frame, pooled, mem, c.readError(err, c.timeoutReason("read timeout")))
+			return c.dropFrame(frame, pooled, mem, c.readError(err, c.timeoutReason(c.readTimeoutReason())))
 		}
 		read = end
 	}
@@ -401,6 +533,27 @@ func (c *conn) firstRequestDeadline() time.Time {
 		return time.Time{}
 	}
 	return c.opened.Add(c.s.cfg.FirstRequestTimeout)
+}
+
+// idleReason and readTimeoutReason name a timeout while waiting for a frame or reading one.
+func (c *conn) idleReason() string {
+	if c.preAuthExpired() {
+		return preAuthTimeoutReason
+	}
+	return "idle timeout"
+}
+
+func (c *conn) readTimeoutReason() string {
+	if c.preAuthExpired() {
+		return preAuthTimeoutReason
+	}
+	return "read timeout"
+}
+
+const preAuthTimeoutReason = "SASL authentication not completed within the read timeout"
+
+func (c *conn) preAuthExpired() bool {
+	return c.s.cfg.SASL && !c.authenticated() && !time.Now().Before(c.preAuthDeadline())
 }
 
 func (c *conn) timeoutReason(reason string) string {
@@ -479,7 +632,7 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 	defer c.handlers.Done()
 	defer close(sl.done)
 	ctx := c.ctx
-	if sl.r.h.AbandonedOnClose {
+	if sl.r.h.AbandonedOnClose || sl.preAuth {
 		ctx = c.waitCtx
 	}
 	if sl.started != nil {

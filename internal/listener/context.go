@@ -33,6 +33,14 @@ type Identity struct {
 	// Expires is when a SASL session ends unless the client re-authenticates (KIP-368); zero
 	// when it does not expire.
 	Expires time.Time
+	// UserID and UserCreatedAt identify the Iggy user User named when it was authenticated:
+	// Iggy reuses the ids of deleted users, so a user deleted and created again under the same
+	// name differs in one of them (Config.SessionCheck).
+	UserID        uint32
+	UserCreatedAt uint64
+	// Anonymous: User was given, not proven (a client without a certificate acting as
+	// TLS_ANONYMOUS_PRINCIPAL); no Iggy user need exist under that name.
+	Anonymous bool
 }
 
 // Authenticated reports whether the identity names a user.

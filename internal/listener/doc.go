@@ -16,11 +16,14 @@
 // A listener with Config.TLS completes a TLS handshake (within ReadTimeout) before reading the
 // first frame, and Config.ClientIdentity may then give the connection an Identity from its
 // client certificate. On a Config.SASL listener, a connection without a current Identity may
-// send only ApiVersions, SaslHandshake and SaslAuthenticate, in frames of at most
-// PreAuthMaxFrameSize: each is finished before the next frame is read (the identity it may
-// establish decides what the next request may do), and any other request closes the
-// connection without being decoded. The broker's handlers set the Identity; see
-// docs/SECURITY.md.
+// send only what one authentication takes, in Kafka's order: ApiVersions (twice at most, for a
+// version downgrade), one SaslHandshake, one SaslAuthenticate, in frames of at most
+// PreAuthMaxFrameSize, within ReadTimeout of opening (or of its session's end). Each is
+// finished before the next frame is checked (the identity it may establish decides what the
+// next request may do); the next frame's length is read meanwhile, so a client that goes away
+// is noticed, and these requests are then cancelled like AbandonedOnClose ones. Any other
+// request, or one more, closes the connection without being decoded. The broker's handlers
+// set the Identity; see docs/SECURITY.md.
 //
 // # Pipelining and ordering
 //

@@ -46,13 +46,19 @@ type Config struct {
 	// ClientIdentity, when set, runs after the TLS handshake to establish the connection's
 	// identity from its client certificate (cc.SetIdentity); an error closes the connection.
 	ClientIdentity func(ctx context.Context, cc *ConnContext, state tls.ConnectionState) error
-	// SASL listeners serve nothing but ApiVersions, SaslHandshake and SaslAuthenticate until the
-	// connection has an identity, one request at a time, in frames of at most
-	// PreAuthMaxFrameSize bytes and with ReadTimeout as the idle timeout. An identity whose
-	// Expires has passed allows only re-authentication (KIP-368). Anything else closes the
-	// connection.
+	// SASL listeners serve nothing but ApiVersions (at most twice), one SaslHandshake and one
+	// SaslAuthenticate until the connection has an identity, one request at a time, in frames
+	// of at most PreAuthMaxFrameSize bytes, and close it when it has none ReadTimeout after it
+	// opened. An identity whose Expires has passed allows only re-authentication (KIP-368),
+	// within ReadTimeout of the expiry. Anything else closes the connection.
 	SASL                bool
 	PreAuthMaxFrameSize int
+	// SessionCheck, when set, re-verifies a connection's (non-anonymous) identity before a
+	// request when it was last verified SessionCheckInterval ago or more (and before the first
+	// request after it was established): an error closes the connection without answering.
+	// It bounds how long a deleted, deactivated or replaced user keeps an open connection.
+	SessionCheck         func(ctx context.Context, id Identity) error
+	SessionCheckInterval time.Duration
 	// LogLimiter, when set, rate-limits the log lines of connection events and refusals.
 	LogLimiter *loglimit.Limiter
 }

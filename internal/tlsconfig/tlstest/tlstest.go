@@ -70,19 +70,25 @@ func (ca *CA) Pool() *x509.CertPool {
 
 // Server issues a server certificate for 127.0.0.1, ::1 and localhost.
 func (ca *CA) Server(t testing.TB, name string) *Pair {
-	return ca.issue(t, name, pkix.Name{CommonName: "localhost"}, x509.ExtKeyUsageServerAuth)
+	return ca.issue(t, name, pkix.Name{CommonName: "localhost"}, nil, x509.ExtKeyUsageServerAuth)
 }
 
 // Client issues a client certificate with the given subject.
 func (ca *CA) Client(t testing.TB, name string, subject pkix.Name) *Pair {
-	return ca.issue(t, name, subject, x509.ExtKeyUsageClientAuth)
+	return ca.issue(t, name, subject, nil, x509.ExtKeyUsageClientAuth)
 }
 
-func (ca *CA) issue(t testing.TB, name string, subject pkix.Name, usage x509.ExtKeyUsage) *Pair {
+// ClientRawSubject issues a client certificate whose subject is the DER-encoded name raw, for
+// names pkix.Name cannot express (multi-valued RDNs, repeated or unknown attributes, any order).
+func (ca *CA) ClientRawSubject(t testing.TB, name string, raw []byte) *Pair {
+	return ca.issue(t, name, pkix.Name{}, raw, x509.ExtKeyUsageClientAuth)
+}
+
+func (ca *CA) issue(t testing.TB, name string, subject pkix.Name, rawSubject []byte, usage x509.ExtKeyUsage) *Pair {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)), Subject: subject,
+		SerialNumber: big.NewInt(serial.Add(1)), Subject: subject, RawSubject: rawSubject,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
 	}
