@@ -112,7 +112,7 @@ func TestDescribeACLs(t *testing.T) {
 	create.Creations = append(create.Creations, kmsg.NewCreateACLsRequestCreation())
 	cresp, err := create.RequestWith(ctx, carol.cl)
 	if err != nil || len(cresp.Results) != 1 || cresp.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code ||
-		cresp.Results[0].ErrorMessage == nil || !strings.Contains(*cresp.Results[0].ErrorMessage, "permissions live in Iggy") {
+		cresp.Results[0].ErrorMessage == nil || !strings.Contains(*cresp.Results[0].ErrorMessage, "permissions live in Iggy") || !strings.Contains(*cresp.Results[0].ErrorMessage, "GROUP_ACL_PATH") {
 		t.Errorf("CreateAcls: %+v %v", cresp, err)
 	}
 	del := kmsg.NewPtrDeleteACLsRequest()
