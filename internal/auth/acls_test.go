@@ -56,7 +56,7 @@ func TestDescribeACLs(t *testing.T) {
 	got, _ := describeACLs(ctx, t, carol.cl, nil)
 	want := slices.Concat(
 		bindings("TOPIC carol-orders LITERAL", "User:carol", "READ", "WRITE", "DELETE", "ALTER", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS"),
-		bindings("GROUP * LITERAL", "User:carol", "READ", "DELETE", "DESCRIBE"),
+		bindings("GROUP carol. PREFIXED", "User:carol", "READ", "DELETE", "DESCRIBE"),
 		bindings("CLUSTER kafka-cluster LITERAL", "User:carol", "IDEMPOTENT_WRITE"),
 	)
 	if !slices.Equal(got, want) {
@@ -85,7 +85,15 @@ func TestDescribeACLs(t *testing.T) {
 		}, nil},
 		{"another principal", func(r *kmsg.DescribeACLsRequest) { r.Principal = kmsg.StringPtr("User:carol") }, nil},
 		{"DENY", func(r *kmsg.DescribeACLsRequest) { r.PermissionType = kmsg.ACLPermissionTypeDeny }, nil},
-		{"PREFIXED", func(r *kmsg.DescribeACLsRequest) { r.ResourcePatternType = kmsg.ACLResourcePatternTypePrefixed }, nil},
+		{"PREFIXED: alice's own groups", func(r *kmsg.DescribeACLsRequest) { r.ResourcePatternType = kmsg.ACLResourcePatternTypePrefixed },
+			bindings("GROUP alice. PREFIXED", "User:alice", "READ", "DELETE", "DESCRIBE")},
+		{"MATCH finds the prefix of a group", func(r *kmsg.DescribeACLsRequest) {
+			r.ResourceType, r.ResourceName, r.ResourcePatternType = kmsg.ACLResourceTypeGroup, kmsg.StringPtr("alice.app"), kmsg.ACLResourcePatternTypeMatch
+			r.Operation = kmsg.ACLOperationRead
+		}, []string{"GROUP alice. PREFIXED User:alice READ"}},
+		{"MATCH, another tenant's group", func(r *kmsg.DescribeACLsRequest) {
+			r.ResourceType, r.ResourceName, r.ResourcePatternType = kmsg.ACLResourceTypeGroup, kmsg.StringPtr("carol.app"), kmsg.ACLResourcePatternTypeMatch
+		}, nil},
 		{"cluster", func(r *kmsg.DescribeACLsRequest) {
 			r.ResourceType, r.Principal, r.Host = kmsg.ACLResourceTypeCluster, kmsg.StringPtr("User:alice"), kmsg.StringPtr("*")
 		}, []string{"CLUSTER kafka-cluster LITERAL User:alice IDEMPOTENT_WRITE"}},
@@ -104,7 +112,7 @@ func TestDescribeACLs(t *testing.T) {
 	create.Creations = append(create.Creations, kmsg.NewCreateACLsRequestCreation())
 	cresp, err := create.RequestWith(ctx, carol.cl)
 	if err != nil || len(cresp.Results) != 1 || cresp.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code ||
-		cresp.Results[0].ErrorMessage == nil || !strings.Contains(*cresp.Results[0].ErrorMessage, "permissions live in Iggy") {
+		cresp.Results[0].ErrorMessage == nil || !strings.Contains(*cresp.Results[0].ErrorMessage, "permissions live in Iggy") || !strings.Contains(*cresp.Results[0].ErrorMessage, "GROUP_ACL_PATH") {
 		t.Errorf("CreateAcls: %+v %v", cresp, err)
 	}
 	del := kmsg.NewPtrDeleteACLsRequest()

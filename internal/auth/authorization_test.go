@@ -143,9 +143,10 @@ func commit(ctx context.Context, adm *kadm.Client, group string, topics ...strin
 	return adm.CommitOffsets(ctx, group, os)
 }
 
-// TestGroupBoundary: a group with offsets on a tenant's topic is closed to the other tenant
-// (30), offsets of topics a tenant cannot poll are refused per topic (29), and ListGroups shows
-// each tenant only the groups it may use.
+// TestGroupBoundary: with the default group ACLs each tenant owns the groups named after it
+// ("carol." and what follows); the other tenant's group is closed (30), offsets of topics a
+// tenant cannot poll are refused per topic (29) even in its own group, and ListGroups shows
+// each tenant only the groups it may describe.
 func TestGroupBoundary(t *testing.T) {
 	_, carol, dave := startTenants(t)
 	ctx := ctxT(t)
@@ -153,11 +154,11 @@ func TestGroupBoundary(t *testing.T) {
 		if err := produce(ctx, me.cl, me.topic); err != nil {
 			t.Fatal(err)
 		}
-		if resp, err := commit(ctx, me.adm, me.name+"-group", me.topic); err != nil || resp.Error() != nil {
+		if resp, err := commit(ctx, me.adm, me.name+".group", me.topic); err != nil || resp.Error() != nil {
 			t.Fatalf("%s commits to its own group: %v %v", me.name, err, resp.Error())
 		}
 	}
-	carolGroup := "carol-group"
+	carolGroup := "carol.group"
 
 	// dave cannot fetch, commit to, delete offsets of, describe or delete carol's group.
 	if _, err := dave.adm.FetchOffsets(ctx, carolGroup); !errors.Is(err, kerr.GroupAuthorizationFailed) {
@@ -211,7 +212,7 @@ func TestGroupBoundary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := listed.Groups(); !slices.Equal(got, []string{me.name + "-group"}) {
+		if got := listed.Groups(); !slices.Equal(got, []string{me.name + ".group"}) {
 			t.Errorf("%s lists groups %v", me.name, got)
 		}
 	}

@@ -138,7 +138,7 @@ func TestAdvertisedAddressPerListener(t *testing.T) {
 			t.Errorf("%s: Metadata brokers %+v, want 127.0.0.1:%s", name, md.Brokers, port)
 		}
 		fc := kmsg.NewPtrFindCoordinatorRequest()
-		fc.CoordinatorKey, fc.CoordinatorKeys = "group", []string{"group"}
+		fc.CoordinatorKey, fc.CoordinatorKeys = "alice.group", []string{"alice.group"} // a group alice may describe
 		resp, err := fc.RequestWith(ctxT(t), cl)
 		if err != nil {
 			t.Fatal(err)

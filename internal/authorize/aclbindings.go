@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/authz"
+	"github.com/iggygw/iggy-gateway-kafka/internal/groupacl"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -22,8 +23,11 @@ import (
 //     points into the stream (for a stream other than the default one, only those);
 //   - a topic permission: a LITERAL binding for the Kafka name the topic is visible under;
 //     topics and streams no Kafka name resolves to are left out;
-//   - GROUP "*" when the user may poll somewhere (group access also needs poll on the group's
-//     topics, which no binding can express);
+//   - groups (groups.go): the bindings of the group ACL file for the user (User:<name>) and for
+//     every user (User:*), LITERAL or PREFIXED as written; the default's binding for the user
+//     (PREFIXED "<user>." for user-prefix, GROUP "*" for all, and for topics GROUP "*" when it
+//     may poll somewhere, an approximation: that rule also asks poll on the group's topics);
+//     GROUP "*" for manage_servers;
 //   - CLUSTER "kafka-cluster" for the server permissions and idempotent writes.
 
 // aclWildcard is Kafka's name for "every resource" in a LITERAL binding.
@@ -39,26 +43,37 @@ type aclResource struct {
 	pattern kmsg.ACLResourcePatternType
 }
 
-// aclBindings collects the operations granted per resource.
-type aclBindings map[aclResource][]kmsg.ACLOperation
+// aclEntry is one operation granted to a principal ("User:<name>" or "User:*").
+type aclEntry struct {
+	principal string
+	op        kmsg.ACLOperation
+}
 
-func (b aclBindings) add(typ kmsg.ACLResourceType, name string, ops []kmsg.ACLOperation) {
-	if len(ops) == 0 {
-		return
-	}
-	r := aclResource{typ, name, kmsg.ACLResourcePatternTypeLiteral}
+// aclBindings collects the entries granted per resource.
+type aclBindings map[aclResource][]aclEntry
+
+// add grants ops on a LITERAL resource to principal.
+func (b aclBindings) add(principal string, typ kmsg.ACLResourceType, name string, ops []kmsg.ACLOperation) {
+	b.addPattern(principal, aclResource{typ, name, kmsg.ACLResourcePatternTypeLiteral}, ops)
+}
+
+func (b aclBindings) addPattern(principal string, r aclResource, ops []kmsg.ACLOperation) {
 	for _, op := range ops {
-		if !slices.Contains(b[r], op) {
-			b[r] = append(b[r], op)
+		e := aclEntry{principal, op}
+		if !slices.Contains(b[r], e) {
+			b[r] = append(b[r], e)
 		}
 	}
 }
 
-// sorted returns the resources in a stable order (type, then name), operations sorted.
+// sorted returns the resources in a stable order (type, then name, then pattern), their
+// entries sorted by principal and operation.
 func (b aclBindings) sorted() []aclResource {
 	rs := make([]aclResource, 0, len(b))
-	for r, ops := range b {
-		slices.Sort(ops)
+	for r, es := range b {
+		slices.SortFunc(es, func(x, y aclEntry) int {
+			return cmp.Or(cmp.Compare(x.principal, y.principal), cmp.Compare(x.op, y.op))
+		})
 		rs = append(rs, r)
 	}
 	slices.SortFunc(rs, func(x, y aclResource) int {
@@ -67,22 +82,24 @@ func (b aclBindings) sorted() []aclResource {
 	return rs
 }
 
-// renderACLs turns one user's permissions into bindings, Kafka names through m.
-func renderACLs(g *authz.Grants, m *topicmap.Map) aclBindings {
+// renderACLs turns one user's permissions and group ACLs into bindings, Kafka names through m.
+func renderACLs(user string, g *authz.Grants, m *topicmap.Map, acl *groupacl.Policy) aclBindings {
 	out := aclBindings{}
+	renderGroupACLs(out, user, g, acl)
 	if g == nil {
 		return out
 	}
-	out.add(kmsg.ACLResourceTypeTopic, aclWildcard, topicOperations(&authz.Grants{Global: g.Global}, "", ""))
+	principal := aclPrincipalPrefix + user
+	out.add(principal, kmsg.ACLResourceTypeTopic, aclWildcard, topicOperations(&authz.Grants{Global: g.Global}, "", ""))
 	for _, stream := range slices.Sorted(maps.Keys(g.Streams)) {
 		sg := g.Streams[stream]
 		onlyStream := &authz.Grants{Streams: map[string]authz.StreamGrants{stream: withoutTopics(sg)}}
 		ops := topicOperations(onlyStream, stream, "")
 		if stream == m.DefaultStream() {
-			out.add(kmsg.ACLResourceTypeTopic, aclWildcard, ops)
+			out.add(principal, kmsg.ACLResourceTypeTopic, aclWildcard, ops)
 		} else {
 			for _, name := range m.KafkaNamesIn(stream) {
-				out.add(kmsg.ACLResourceTypeTopic, name, ops)
+				out.add(principal, kmsg.ACLResourceTypeTopic, name, ops)
 			}
 		}
 		for topic, tg := range sg.Topics {
@@ -91,13 +108,50 @@ func renderACLs(g *authz.Grants, m *topicmap.Map) aclBindings {
 				continue
 			}
 			onlyTopic := &authz.Grants{Streams: map[string]authz.StreamGrants{stream: {Topics: map[string]authz.TopicGrants{topic: tg}}}}
-			out.add(kmsg.ACLResourceTypeTopic, name, topicOperations(onlyTopic, stream, topic))
+			out.add(principal, kmsg.ACLResourceTypeTopic, name, topicOperations(onlyTopic, stream, topic))
 		}
 	}
-	if g.PollsAnywhere() {
-		out.add(kmsg.ACLResourceTypeGroup, aclWildcard, []kmsg.ACLOperation{kmsg.ACLOperationRead, kmsg.ACLOperationDescribe, kmsg.ACLOperationDelete})
+	out.add(principal, kmsg.ACLResourceTypeCluster, aclClusterName, clusterOperations(g))
+	return out
+}
+
+// everyGroupOperation is what the defaults and manage_servers grant on a group.
+var everyGroupOperation = []kmsg.ACLOperation{kmsg.ACLOperationRead, kmsg.ACLOperationDescribe, kmsg.ACLOperationDelete}
+
+// renderGroupACLs adds the group bindings that apply to user (groups.go decides with the
+// same policy and grants).
+func renderGroupACLs(out aclBindings, user string, g *authz.Grants, acl *groupacl.Policy) {
+	principal := aclPrincipalPrefix + user
+	switch {
+	case g.ManageServers(), acl.Fallback() == groupacl.AllowAll,
+		acl.Fallback() == groupacl.Topics && g.PollsAnywhere():
+		out.add(principal, kmsg.ACLResourceTypeGroup, aclWildcard, everyGroupOperation)
 	}
-	out.add(kmsg.ACLResourceTypeCluster, aclClusterName, clusterOperations(g))
+	if acl.Fallback() == groupacl.UserPrefix {
+		own := aclResource{kmsg.ACLResourceTypeGroup, groupacl.OwnPrefix(user), kmsg.ACLResourcePatternTypePrefixed}
+		out.addPattern(principal, own, everyGroupOperation)
+	}
+	for _, b := range acl.For(user) {
+		r := aclResource{kmsg.ACLResourceTypeGroup, b.Group, kmsg.ACLResourcePatternTypeLiteral}
+		if b.Prefixed {
+			r.pattern = kmsg.ACLResourcePatternTypePrefixed
+		}
+		out.addPattern(aclPrincipalPrefix+b.Principal, r, groupOperations(b.Ops))
+	}
+}
+
+// groupOperations are the Kafka operations of a binding, as written (Kafka shows a READ
+// binding as READ; the DESCRIBE it implies is not a binding).
+func groupOperations(ops groupacl.Op) []kmsg.ACLOperation {
+	var out []kmsg.ACLOperation
+	for _, o := range []struct {
+		op  groupacl.Op
+		acl kmsg.ACLOperation
+	}{{groupacl.Read, kmsg.ACLOperationRead}, {groupacl.Describe, kmsg.ACLOperationDescribe}, {groupacl.Delete, kmsg.ACLOperationDelete}} {
+		if ops.Has(o.op) {
+			out = append(out, o.acl)
+		}
+	}
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/authz"
+	"github.com/iggygw/iggy-gateway-kafka/internal/groupacl"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
@@ -89,17 +90,18 @@ type Groups interface {
 	Fetch(group string, wanted []offsets.TopicPartitions) ([]offsets.TopicOffsets, error)
 }
 
-// Checker holds what the rules decide from: users' permission snapshots, the topic map and the
-// groups' committed offsets.
+// Checker holds what the rules decide from: users' permission snapshots, the topic map, the
+// group ACLs and the groups' committed offsets.
 type Checker struct {
 	grants *authz.Cache
 	topics *topicmap.Map
-	groups Groups // nil without the bridge: group rules then refuse nothing but what topics refuse
+	acl    *groupacl.Policy // nil: the user-prefix default without bindings
+	groups Groups           // read by the topics default only; nil without the bridge
 }
 
 // New returns a Checker over the permission snapshots of grants.
-func New(grants *authz.Cache, topics *topicmap.Map, groups Groups) *Checker {
-	return &Checker{grants: grants, topics: topics, groups: groups}
+func New(grants *authz.Cache, topics *topicmap.Map, groups Groups, acl *groupacl.Policy) *Checker {
+	return &Checker{grants: grants, topics: topics, groups: groups, acl: acl}
 }
 
 // Covers reports whether key has a rule: a request without one is refused (Serve).

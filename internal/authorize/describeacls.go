@@ -12,8 +12,9 @@ import (
 // aclPrincipalPrefix is the principal type Kafka gives authenticated users.
 const aclPrincipalPrefix = "User:"
 
-// DescribeACLs answers user with its own Iggy permissions rendered as ALLOW bindings
-// (aclbindings.go), narrowed by the request's filter as Kafka narrows its ACLs.
+// DescribeACLs answers user with its own Iggy permissions and the group ACLs that apply to it
+// rendered as ALLOW bindings (aclbindings.go), narrowed by the request's filter as Kafka
+// narrows its ACLs.
 func (c *Checker) DescribeACLs(ctx context.Context, user string, req *kmsg.DescribeACLsRequest) (*kmsg.DescribeACLsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
 	if err := validateACLFilter(req); err != nil {
@@ -24,20 +25,19 @@ func (c *Checker) DescribeACLs(ctx context.Context, user string, req *kmsg.Descr
 	if err != nil {
 		return nil, fmt.Errorf("reading the permissions of %q from Iggy: %w", user, err)
 	}
-	principal := aclPrincipalPrefix + user
-	bindings := renderACLs(g, c.topics)
+	bindings := renderACLs(user, g, c.topics, c.acl)
 	for _, r := range bindings.sorted() {
 		if !aclResourceMatches(req, r) {
 			continue
 		}
 		res := kmsg.NewDescribeACLsResponseResource()
 		res.ResourceType, res.ResourceName, res.ResourcePatternType = r.typ, r.name, r.pattern
-		for _, op := range bindings[r] {
-			if !aclEntryMatches(req, principal, op) {
+		for _, e := range bindings[r] {
+			if !aclEntryMatches(req, e.principal, e.op) {
 				continue
 			}
 			acl := kmsg.NewDescribeACLsResponseResourceACL()
-			acl.Principal, acl.Host, acl.Operation, acl.PermissionType = principal, aclWildcard, op, kmsg.ACLPermissionTypeAllow
+			acl.Principal, acl.Host, acl.Operation, acl.PermissionType = e.principal, aclWildcard, e.op, kmsg.ACLPermissionTypeAllow
 			res.ACLs = append(res.ACLs, acl)
 		}
 		if len(res.ACLs) > 0 {

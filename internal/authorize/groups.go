@@ -5,20 +5,29 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/groupacl"
 )
 
-// Iggy has no permission on Kafka consumer groups, so a group's access follows from the topics
-// it consumes (docs/SECURITY.md, "Consumer groups"): a user may use a group (find its
-// coordinator, join, sync, heartbeat, leave, describe, list it, fetch and commit its offsets,
-// delete its offsets or the group) when it may poll somewhere at all and may poll every topic
-// the group has committed offsets for. A group with another tenant's offsets is therefore
-// closed to a user who cannot read that tenant's topics (GROUP_AUTHORIZATION_FAILED, 30).
-// Committing, fetching and deleting offsets of a topic needs poll on it too (29).
+// Groups are authorized as Kafka authorizes its Group resource (docs/SECURITY.md, "Consumer
+// groups"): READ to join a group, take part in it (sync, heartbeat, leave) and commit its
+// offsets; DESCRIBE to find its coordinator, describe it, list it and fetch its offsets;
+// DELETE to delete it or its offsets. Iggy has no permission on Kafka groups, so the
+// operations come from the operator's group ACLs (internal/groupacl: bindings and a default,
+// by default the groups named "<user>." and what follows), and a user with the global
+// manage_servers permission (the root user has it) may do everything, as Kafka's super users.
+// A user's access to a group never depends on what others did with it, so no tenant can lock
+// another out of its groups. Committing, fetching and deleting offsets of a topic also needs
+// poll on it (29), as Kafka asks READ (DESCRIBE to fetch) on the topic.
+//
+// Only the "topics" default (the rule of earlier versions) looks at a group's committed
+// offsets: a user may then use a group when it may poll somewhere and may poll every topic the
+// group has committed offsets for.
 
 func init() {
 	authorizeWith(kmsg.FindCoordinator, authorizeFindCoordinator)
 	authorizeWith(kmsg.JoinGroup, func(c *Checker, _ context.Context, a *access, req *kmsg.JoinGroupRequest, next serveNext) (kmsg.Response, error) {
-		if code := c.groupAccess(a, req.Group); code != 0 {
+		if code := c.groupAllows(a, req.Group, groupacl.Read); code != 0 {
 			resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 			resp.ErrorCode, resp.Generation = code, -1
 			return resp, nil
@@ -26,7 +35,7 @@ func init() {
 		return next(req)
 	})
 	authorizeWith(kmsg.SyncGroup, func(c *Checker, _ context.Context, a *access, req *kmsg.SyncGroupRequest, next serveNext) (kmsg.Response, error) {
-		if code := c.groupAccess(a, req.Group); code != 0 {
+		if code := c.groupAllows(a, req.Group, groupacl.Read); code != 0 {
 			resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 			resp.ErrorCode = code
 			return resp, nil
@@ -34,7 +43,7 @@ func init() {
 		return next(req)
 	})
 	authorizeWith(kmsg.Heartbeat, func(c *Checker, _ context.Context, a *access, req *kmsg.HeartbeatRequest, next serveNext) (kmsg.Response, error) {
-		if code := c.groupAccess(a, req.Group); code != 0 {
+		if code := c.groupAllows(a, req.Group, groupacl.Read); code != 0 {
 			resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 			resp.ErrorCode = code
 			return resp, nil
@@ -42,7 +51,7 @@ func init() {
 		return next(req)
 	})
 	authorizeWith(kmsg.LeaveGroup, func(c *Checker, _ context.Context, a *access, req *kmsg.LeaveGroupRequest, next serveNext) (kmsg.Response, error) {
-		if code := c.groupAccess(a, req.Group); code != 0 {
+		if code := c.groupAllows(a, req.Group, groupacl.Read); code != 0 {
 			resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 			resp.ErrorCode = code
 			return resp, nil
@@ -57,10 +66,29 @@ func init() {
 	authorizeWith(kmsg.OffsetDelete, authorizeOffsetDelete)
 }
 
-// groupAccess returns 0 when the user may use group, else the error code to answer:
-// GROUP_AUTHORIZATION_FAILED, or COORDINATOR_LOAD_IN_PROGRESS while the committed offsets that
-// decide it are still loading.
-func (c *Checker) groupAccess(a *access, group string) int16 {
+// groupAllows returns 0 when the user may do op on group, else the error code to answer:
+// GROUP_AUTHORIZATION_FAILED, or (topics default only) COORDINATOR_LOAD_IN_PROGRESS while the
+// committed offsets that decide it are still loading. A refusal is recorded, so that a
+// manage_servers permission just granted works on the retry.
+func (c *Checker) groupAllows(a *access, group string, op groupacl.Op) int16 {
+	if c.groupGranted(a, group, op) {
+		return 0
+	}
+	if c.acl.Fallback() == groupacl.Topics {
+		return c.topicsRule(a, group)
+	}
+	a.check(false)
+	return kerr.GroupAuthorizationFailed.Code
+}
+
+// groupGranted reports whether the Iggy permissions or the group ACLs give op on group.
+func (c *Checker) groupGranted(a *access, group string, op groupacl.Op) bool {
+	return a.grants.ManageServers() || c.acl.Allowed(a.user, group).Has(op)
+}
+
+// topicsRule is the topics default: every operation on a group whose committed topics the
+// user may all poll, when it may poll somewhere.
+func (c *Checker) topicsRule(a *access, group string) int16 {
 	if !a.check(a.grants.PollsAnywhere()) {
 		return kerr.GroupAuthorizationFailed.Code
 	}
@@ -84,7 +112,7 @@ func authorizeFindCoordinator(c *Checker, _ context.Context, a *access, req *kms
 		return next(req)
 	}
 	if req.Version < 4 {
-		if code := c.groupAccess(a, req.CoordinatorKey); code != 0 {
+		if code := c.groupAllows(a, req.CoordinatorKey, groupacl.Describe); code != 0 {
 			resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 			resp.ErrorCode, resp.NodeID, resp.Port = code, -1, -1
 			return resp, nil
@@ -92,47 +120,55 @@ func authorizeFindCoordinator(c *Checker, _ context.Context, a *access, req *kms
 		return next(req)
 	}
 	var refused []string
-	req.CoordinatorKeys, refused = split(req.CoordinatorKeys, func(g string) bool { return c.groupAccess(a, g) == 0 })
+	req.CoordinatorKeys, refused = split(req.CoordinatorKeys, func(g string) bool { return c.groupAllows(a, g, groupacl.Describe) == 0 })
 	return answerRefused(req, next, refused, func(fr *kmsg.FindCoordinatorResponse, g string) {
 		co := kmsg.NewFindCoordinatorResponseCoordinator()
-		co.Key, co.NodeID, co.Port, co.ErrorCode = g, -1, -1, c.groupAccess(a, g)
+		co.Key, co.NodeID, co.Port, co.ErrorCode = g, -1, -1, c.groupAllows(a, g, groupacl.Describe)
 		fr.Coordinators = append(fr.Coordinators, co)
 	})
 }
 
 func authorizeDescribeGroups(c *Checker, _ context.Context, a *access, req *kmsg.DescribeGroupsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []string
-	req.Groups, refused = split(req.Groups, func(g string) bool { return c.groupAccess(a, g) == 0 })
+	req.Groups, refused = split(req.Groups, func(g string) bool { return c.groupAllows(a, g, groupacl.Describe) == 0 })
 	return answerRefused(req, next, refused, func(dr *kmsg.DescribeGroupsResponse, g string) {
 		rg := kmsg.NewDescribeGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = g, c.groupAccess(a, g)
+		rg.Group, rg.ErrorCode = g, c.groupAllows(a, g, groupacl.Describe)
 		dr.Groups = append(dr.Groups, rg)
 	})
 }
 
-// authorizeListGroups lists only the groups the user may use.
+// authorizeListGroups lists every group to a user with read_servers or manage_servers (Kafka's
+// DESCRIBE on the cluster) and, to others, only the groups they may describe. A group hidden by
+// the ACLs is no refusal (Kafka filters silently) and does not ask for the grants to be read
+// again.
 func authorizeListGroups(c *Checker, _ context.Context, a *access, req *kmsg.ListGroupsRequest, next serveNext) (kmsg.Response, error) {
 	resp, err := next(req)
-	if err != nil {
+	if err != nil || a.grants.ReadServers() {
 		return resp, err
 	}
 	lr := inner(resp).(*kmsg.ListGroupsResponse)
-	lr.Groups, _ = split(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return c.groupAccess(a, g.Group) == 0 })
+	lr.Groups, _ = split(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool {
+		if c.acl.Fallback() == groupacl.Topics && !c.groupGranted(a, g.Group, groupacl.Describe) {
+			return c.topicsRule(a, g.Group) == 0
+		}
+		return c.groupGranted(a, g.Group, groupacl.Describe)
+	})
 	return resp, nil
 }
 
 func authorizeDeleteGroups(c *Checker, _ context.Context, a *access, req *kmsg.DeleteGroupsRequest, next serveNext) (kmsg.Response, error) {
 	var refused []string
-	req.Groups, refused = split(req.Groups, func(g string) bool { return c.groupAccess(a, g) == 0 })
+	req.Groups, refused = split(req.Groups, func(g string) bool { return c.groupAllows(a, g, groupacl.Delete) == 0 })
 	return answerRefused(req, next, refused, func(dr *kmsg.DeleteGroupsResponse, g string) {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = g, c.groupAccess(a, g)
+		rg.Group, rg.ErrorCode = g, c.groupAllows(a, g, groupacl.Delete)
 		dr.Groups = append(dr.Groups, rg)
 	})
 }
 
 func authorizeOffsetCommit(c *Checker, _ context.Context, a *access, req *kmsg.OffsetCommitRequest, next serveNext) (kmsg.Response, error) {
-	groupCode := c.groupAccess(a, req.Group)
+	groupCode := c.groupAllows(a, req.Group, groupacl.Read)
 	var refused []kmsg.OffsetCommitRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.OffsetCommitRequestTopic) bool { return groupCode == 0 && a.canPoll(t.Topic) })
 	code := groupCode
@@ -168,7 +204,7 @@ func authorizeOffsetFetch(c *Checker, _ context.Context, a *access, req *kmsg.Of
 		for i := range or.Groups {
 			g := &or.Groups[i]
 			named := i < len(req.Groups) && req.Groups[i].Topics != nil
-			if code := c.groupAccess(a, g.Group); code != 0 {
+			if code := c.groupAllows(a, g.Group, groupacl.Describe); code != 0 {
 				g.ErrorCode, g.Topics = code, nil
 				continue
 			}
@@ -180,7 +216,7 @@ func authorizeOffsetFetch(c *Checker, _ context.Context, a *access, req *kmsg.Of
 		}
 		return resp, nil
 	}
-	if code := c.groupAccess(a, req.Group); code != 0 {
+	if code := c.groupAllows(a, req.Group, groupacl.Describe); code != 0 {
 		or.ErrorCode = code
 		for i := range or.Topics {
 			for j := range or.Topics[i].Partitions {
@@ -216,7 +252,7 @@ func filterOffsetTopics[T any](a *access, topics []T, named bool, refuse func(*T
 }
 
 func authorizeOffsetDelete(c *Checker, _ context.Context, a *access, req *kmsg.OffsetDeleteRequest, next serveNext) (kmsg.Response, error) {
-	if code := c.groupAccess(a, req.Group); code != 0 {
+	if code := c.groupAllows(a, req.Group, groupacl.Delete); code != 0 {
 		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 		resp.ErrorCode = code
 		return resp, nil

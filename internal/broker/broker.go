@@ -255,7 +255,7 @@ func newChecker(opts Options, refresh time.Duration) *authorize.Checker {
 	if opts.Offsets != nil {
 		groups = opts.Offsets
 	}
-	return authorize.New(authz.NewCache(src, refresh), opts.Config.TopicMap, groups)
+	return authorize.New(authz.NewCache(src, refresh), opts.Config.TopicMap, groups, opts.Config.GroupACL)
 }
 
 // Data is the broker's data plane, for the composition root's hooks (Iggy reconnects, leader

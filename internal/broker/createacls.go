@@ -19,7 +19,7 @@ func init() {
 
 // aclsLiveInIggy is the answer to every ACL change: the gateway keeps no ACLs of its own
 // (docs/SECURITY.md, "Permissions as ACLs").
-const aclsLiveInIggy = "the gateway keeps no ACLs: permissions live in Iggy; grant or revoke them there (Iggy's UpdatePermissions, from the Iggy CLI or an SDK); DescribeAcls (kafka-acls --list) shows the result"
+const aclsLiveInIggy = "the gateway keeps no ACLs: permissions live in Iggy; grant or revoke them there (Iggy's UpdatePermissions, from the Iggy CLI or an SDK), and consumer group ACLs in the gateway's GROUP_ACL_PATH file; DescribeAcls (kafka-acls --list) shows the result"
 
 // createACLs refuses every creation: CreateAcls is advertised only so that Kafka tools get this
 // message instead of an UnsupportedVersion error.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/groupacl"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/sslprincipal"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
@@ -46,6 +47,10 @@ type Config struct {
 	DefaultStream string
 	TopicMapPath  string
 	TopicMap      *topicmap.Map
+	// GroupACL is who may use which consumer group (GROUP_ACL_PATH, GROUP_ACL_DEFAULT).
+	GroupACL        *groupacl.Policy
+	GroupACLPath    string
+	GroupACLDefault string
 
 	AutoCreateTopics     bool
 	AutoCreatePartitions int

@@ -101,6 +101,12 @@ var settings = []*setting{
 		func(c *Config, v string) error { c.DefaultStream = v; return nil }),
 	strSetting("TOPIC_MAP_PATH", "", "path", "TOML topic map (see docs/CONFIGURATION.md)",
 		func(c *Config, v string) error { c.TopicMapPath = v; return nil }),
+	strSetting("GROUP_ACL_PATH", "", "path", "TOML file of consumer group ACLs for identified principals: [[group_acl]] bindings of principal, group name or prefix, operations (docs/SECURITY.md, \"Consumer groups\")",
+		func(c *Config, v string) error { c.GroupACLPath = v; return nil }),
+	strSetting("GROUP_ACL_DEFAULT", "user-prefix", "user-prefix|none|topics|all", "consumer groups no GROUP_ACL_PATH binding grants: user-prefix = each user may use the groups whose names start with its user name and a dot, none = nothing, topics = any group whose committed topics the user may all poll (no tenant boundary), all = every group (no tenant boundary)",
+		func(c *Config, v string) error {
+			return oneOf(v, &c.GroupACLDefault, "user-prefix", "none", "topics", "all")
+		}),
 
 	// Kafka semantics.
 	boolSetting("AUTO_CREATE_TOPICS_ENABLED", false, "Metadata creates missing topics",

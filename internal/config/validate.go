@@ -34,6 +34,9 @@ func (c *Config) validate(explicit map[string]bool) error {
 	if err := c.checkMetrics(); err != nil {
 		return err
 	}
+	if err := c.buildGroupACL(explicit); err != nil {
+		return err
+	}
 	c.sizeTailCache()
 	if c.Limits.PreAuthMaxFrameSize > c.Limits.MaxFrameSize {
 		return fmt.Errorf("%sPREAUTH_MAX_FRAME_SIZE (%d) must not exceed %sMAX_FRAME_SIZE (%d)",

@@ -28,8 +28,9 @@ import (
 // back.
 
 // clientCertEnv starts a gateway whose SSL listener requires client certificates from ca and
-// maps their common name to the Iggy user, and returns it with a certificate for a new user.
-func clientCertEnv(t *testing.T) (*Env, *tlstest.CA, *tlstest.Pair) {
+// maps their common name to the Iggy user, and returns it with a certificate for a new user
+// and that user's name.
+func clientCertEnv(t *testing.T) (*Env, *tlstest.CA, *tlstest.Pair, string) {
 	t.Helper()
 	ca := tlstest.NewCA(t, "e2e")
 	base := sharedEnv(t)
@@ -41,8 +42,13 @@ func clientCertEnv(t *testing.T) (*Env, *tlstest.CA, *tlstest.Pair) {
 	env := secureEnv(t, ca, client, append(serverFiles(t, ca),
 		"IGGY_KAFKA_TLS_CLIENT_AUTH=required", "IGGY_KAFKA_TLS_CLIENT_CA_FILE="+ca.CertFile,
 		"IGGY_KAFKA_TLS_PRINCIPAL_MAPPING_RULES=RULE:^CN=([^,]*),.*$/$1/,DEFAULT")...)
-	return env, ca, client
+	return env, ca, client, user
 }
+
+// ownGroup names a consumer group of user: with the default GROUP_ACL_DEFAULT=user-prefix an
+// identified user may use the groups whose names start with its user name and a dot
+// (docs/SECURITY.md, "Consumer groups"), and no other.
+func ownGroup(user, name string) string { return user + "." + name }
 
 func clientTLS(ca *tlstest.CA) *tls.Config {
 	return &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
@@ -59,9 +65,9 @@ func clientProperties(t *testing.T, lines ...string) string {
 }
 
 // javaRoundTrip creates a topic with kafka-topics (AdminClient), produces and consumes one
-// record with the console tools, and lists the topic, all with props; toolEnv is added to
-// the tools' environment.
-func javaRoundTrip(t *testing.T, env *Env, props string, toolEnv ...string) {
+// record with the console tools (the consumer in group), and lists the topic, all with props;
+// toolEnv is added to the tools' environment.
+func javaRoundTrip(t *testing.T, env *Env, props, group string, toolEnv ...string) {
 	t.Helper()
 	tool := func(stdin, name string, args ...string) CmdResult {
 		t.Helper()
@@ -72,7 +78,7 @@ func javaRoundTrip(t *testing.T, env *Env, props string, toolEnv ...string) {
 	topic := TopicName(t)
 	tool("", "kafka-topics.sh", "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")
 	tool("java-secret\n", "kafka-console-producer.sh", "--topic", topic)
-	res := tool("", "kafka-console-consumer.sh", "--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "30000")
+	res := tool("", "kafka-console-consumer.sh", "--topic", topic, "--group", group, "--from-beginning", "--max-messages", "1", "--timeout-ms", "30000")
 	if strings.TrimSpace(res.Stdout) != "java-secret" {
 		t.Errorf("consumed %q", res.Stdout)
 	}
@@ -92,7 +98,7 @@ func TestSecurityJavaClientCertificate(t *testing.T) {
 			t.Fatalf("%s not in PATH: it makes the Java key stores", tool)
 		}
 	}
-	env, ca, client := clientCertEnv(t)
+	env, ca, client, user := clientCertEnv(t)
 	dir := t.TempDir()
 	keystore, truststore := filepath.Join(dir, "client.p12"), filepath.Join(dir, "truststore.p12")
 	const pass = "store-secret"
@@ -104,7 +110,7 @@ func TestSecurityJavaClientCertificate(t *testing.T) {
 		"security.protocol=SSL",
 		"ssl.keystore.type=PKCS12", "ssl.keystore.location="+keystore, "ssl.keystore.password="+pass, "ssl.key.password="+pass,
 		"ssl.truststore.type=PKCS12", "ssl.truststore.location="+truststore, "ssl.truststore.password="+pass,
-	))
+	), ownGroup(user, "java"))
 
 	// PEM stores: the key (PKCS#8, unencrypted) and the certificate in one file.
 	pemStore := filepath.Join(dir, "client-cert-and-key.pem")
@@ -123,8 +129,8 @@ func TestSecurityJavaClientCertificate(t *testing.T) {
 
 func TestSecurityConfluentKafkaClientCertificate(t *testing.T) {
 	securityScenario(t, pythonFamily, CellTLS)
-	env, ca, client := clientCertEnv(t)
-	confluentRoundTrip(t, env, map[string]string{"security.protocol": "SSL", "ssl.ca.location": ca.CertFile,
+	env, ca, client, user := clientCertEnv(t)
+	confluentRoundTrip(t, env, ownGroup(user, "confluent"), map[string]string{"security.protocol": "SSL", "ssl.ca.location": ca.CertFile,
 		"ssl.certificate.location": client.CertFile, "ssl.key.location": client.KeyFile})
 }
 
@@ -133,7 +139,7 @@ func TestSecurityConfluentKafkaSASLSSL(t *testing.T) {
 	ca := tlstest.NewCA(t, "e2e")
 	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
 	user, password := iggyUser(t, env, nil)
-	confluentRoundTrip(t, env, map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN",
+	confluentRoundTrip(t, env, ownGroup(user, "confluent"), map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN",
 		"sasl.username": user, "sasl.password": password, "ssl.ca.location": ca.CertFile})
 }
 
@@ -234,7 +240,7 @@ func TestSecuritySaramaSASLSSL(t *testing.T) {
 // tls.Config with Certificates); without a certificate the listener refuses the handshake.
 func TestSecuritySaramaClientCertificate(t *testing.T) {
 	securityScenario(t, saramaFamily, CellTLS)
-	env, ca, client := clientCertEnv(t)
+	env, ca, client, _ := clientCertEnv(t)
 	pair, err := tls.LoadX509KeyPair(client.CertFile, client.KeyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -248,8 +254,8 @@ func TestSecuritySaramaClientCertificate(t *testing.T) {
 }
 
 // kafkajsRoundTrip produces the timed sample with kafkajs's idempotent producer and reads it
-// back with a kafkajs group consumer, both with the security options secArgs.
-func kafkajsRoundTrip(t *testing.T, env *Env, secArgs ...string) {
+// back with a kafkajs consumer in group, both with the security options secArgs.
+func kafkajsRoundTrip(t *testing.T, env *Env, group string, secArgs ...string) {
 	t.Helper()
 	topic := env.CreateTopic(t, 1)
 	want := timedSampleRecords()
@@ -260,7 +266,7 @@ func kafkajsRoundTrip(t *testing.T, env *Env, secArgs ...string) {
 	var out struct {
 		Records []Rec `json:"records"`
 	}
-	kafkajsScript.run(t, env, nil, &out, append([]string{"group-consume", "--topic", topic, "--group", "g-" + topic,
+	kafkajsScript.run(t, env, nil, &out, append([]string{"group-consume", "--topic", topic, "--group", group,
 		"--count", strconv.Itoa(len(want))}, secArgs...)...)
 	checkRecords(t, out.Records, want, 0, timeWindow{})
 }
@@ -269,7 +275,7 @@ func TestSecurityKafkajsSASLPlaintext(t *testing.T) {
 	securityScenario(t, kafkajsFamily, CellSASL)
 	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
 	user, password := iggyUser(t, env, nil)
-	kafkajsRoundTrip(t, env, "--sasl-username", user, "--sasl-password", password)
+	kafkajsRoundTrip(t, env, ownGroup(user, "kafkajs"), "--sasl-username", user, "--sasl-password", password)
 }
 
 func TestSecurityKafkajsSASLSSL(t *testing.T) {
@@ -277,15 +283,15 @@ func TestSecurityKafkajsSASLSSL(t *testing.T) {
 	ca := tlstest.NewCA(t, "e2e")
 	env := secureEnv(t, ca, nil, append(serverFiles(t, ca), "IGGY_KAFKA_SASL_ENABLED=true")...)
 	user, password := iggyUser(t, env, nil)
-	kafkajsRoundTrip(t, env, "--ca", ca.CertFile, "--sasl-username", user, "--sasl-password", password)
+	kafkajsRoundTrip(t, env, ownGroup(user, "kafkajs"), "--ca", ca.CertFile, "--sasl-username", user, "--sasl-password", password)
 }
 
 // kafkajs over SSL with a client certificate mapped to an Iggy user (docs/SECURITY.md: ssl
 // with cert and key, no sasl).
 func TestSecurityKafkajsClientCertificate(t *testing.T) {
 	securityScenario(t, kafkajsFamily, CellTLS)
-	env, ca, client := clientCertEnv(t)
-	kafkajsRoundTrip(t, env, "--ca", ca.CertFile, "--cert", client.CertFile, "--key", client.KeyFile)
+	env, ca, client, user := clientCertEnv(t)
+	kafkajsRoundTrip(t, env, ownGroup(user, "kafkajs"), "--ca", ca.CertFile, "--cert", client.CertFile, "--key", client.KeyFile)
 }
 
 // iggyUserToken creates an Iggy user (iggyUser) and a personal access token of it called name
@@ -333,7 +339,7 @@ func TestSecurityJavaOAuthBearer(t *testing.T) {
 			`sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required token="`+token+`" lifetimeSeconds="3600";`)
 	}
 	classpath := "CLASSPATH=" + classes
-	javaRoundTrip(t, env, props(token), classpath)
+	javaRoundTrip(t, env, props(token), ownGroup(user, "java"), classpath)
 	if !strings.Contains(env.gateway.Output.String(), "mechanism=OAUTHBEARER user="+user) {
 		t.Error("the gateway log does not name the token's user")
 	}

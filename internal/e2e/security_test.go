@@ -121,7 +121,7 @@ func TestSecurityKcatSASLPlaintext(t *testing.T) {
 
 func TestSecurityKcatClientCertificate(t *testing.T) {
 	securityScenario(t, kcatFamily, CellTLS)
-	env, ca, client := clientCertEnv(t)
+	env, ca, client, _ := clientCertEnv(t)
 	topic := env.CreateTopic(t, 1)
 	ssl := []string{"-b", env.Bootstrap, "-X", "security.protocol=SSL", "-X", "ssl.ca.location=" + ca.CertFile,
 		"-X", "ssl.certificate.location=" + client.CertFile, "-X", "ssl.key.location=" + client.KeyFile}
@@ -164,7 +164,7 @@ func TestSecurityJavaSASLSSL(t *testing.T) {
 		"--create", "--topic", topic, "--partitions", "1", "--replication-factor", "1")
 	kafkaTool(t, "java-secret\n", "kafka-console-producer.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props, "--topic", topic)
 	res := kafkaTool(t, "", "kafka-console-consumer.sh", "--bootstrap-server", env.Bootstrap, "--command-config", props,
-		"--topic", topic, "--from-beginning", "--max-messages", "1", "--timeout-ms", "30000")
+		"--topic", topic, "--group", ownGroup(user, "console"), "--from-beginning", "--max-messages", "1", "--timeout-ms", "30000")
 	if strings.TrimSpace(res.Stdout) != "java-secret" {
 		t.Errorf("consumed %q", res.Stdout)
 	}
@@ -175,17 +175,17 @@ func TestSecurityJavaSASLSSL(t *testing.T) {
 }
 
 // confluentScript produces one record with confluent-kafka (librdkafka) and reads it back
-// through a group consumer; argv: topic, then the client configuration as JSON (the keys of
-// docs/SECURITY.md).
+// through a group consumer; argv: topic, group, then the client configuration as JSON (the
+// keys of docs/SECURITY.md).
 const confluentScript = `
 import json, sys
 from confluent_kafka import Producer, Consumer
-topic, conf = sys.argv[1], json.loads(sys.argv[2])
+topic, group, conf = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 p = Producer(conf)
 p.produce(topic, b"confluent-secret")
 if p.flush(30) != 0:
     sys.exit("not delivered")
-c = Consumer(dict(conf, **{"group.id": "sec-" + topic, "auto.offset.reset": "earliest"}))
+c = Consumer(dict(conf, **{"group.id": group, "auto.offset.reset": "earliest"}))
 c.subscribe([topic])
 for _ in range(60):
     m = c.poll(1.0)
@@ -198,8 +198,9 @@ for _ in range(60):
 c.close()
 `
 
-// confluentRoundTrip runs confluentScript against env with conf (bootstrap.servers added).
-func confluentRoundTrip(t *testing.T, env *Env, conf map[string]string) {
+// confluentRoundTrip runs confluentScript against env with conf (bootstrap.servers added),
+// consuming in group.
+func confluentRoundTrip(t *testing.T, env *Env, group string, conf map[string]string) {
 	t.Helper()
 	topic := env.CreateTopic(t, 1)
 	conf["bootstrap.servers"] = env.Bootstrap
@@ -207,7 +208,7 @@ func confluentRoundTrip(t *testing.T, env *Env, conf map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := mustRun(t, Cmd{Name: pythonBin(), Args: []string{"-c", confluentScript, topic, string(js)}, Timeout: 90 * time.Second})
+	res := mustRun(t, Cmd{Name: pythonBin(), Args: []string{"-c", confluentScript, topic, group, string(js)}, Timeout: 90 * time.Second})
 	if strings.TrimSpace(res.Stdout) != "confluent-secret" {
 		t.Errorf("consumed %q\nstderr:\n%s", res.Stdout, indent(res.Stderr))
 	}
@@ -217,7 +218,7 @@ func TestSecurityConfluentKafkaSASLPlaintext(t *testing.T) {
 	securityScenario(t, pythonFamily, CellSASL)
 	env := secureEnv(t, nil, nil, "IGGY_KAFKA_SASL_ENABLED=true")
 	user, password := iggyUser(t, env, nil)
-	confluentRoundTrip(t, env, map[string]string{"security.protocol": "SASL_PLAINTEXT",
+	confluentRoundTrip(t, env, ownGroup(user, "confluent"), map[string]string{"security.protocol": "SASL_PLAINTEXT",
 		"sasl.mechanisms": "PLAIN", "sasl.username": user, "sasl.password": password})
 }
 
@@ -237,7 +238,7 @@ func TestSecurityFranzSASLSSL(t *testing.T) {
 	if err := env.Kgo(t, secure...).ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("franz-secret")}).FirstErr(); err != nil {
 		t.Fatalf("produce over SASL_SSL: %v", err)
 	}
-	consumer := env.Kgo(t, append(secure, kgo.ConsumerGroup("sec-"+topic), kgo.ConsumeTopics(topic),
+	consumer := env.Kgo(t, append(secure, kgo.ConsumerGroup(ownGroup(user, "franz")), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	fs := consumer.PollFetches(ctx)
 	if err := fs.Err0(); err != nil {

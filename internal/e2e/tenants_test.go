@@ -53,7 +53,6 @@ func setupTenants(t *testing.T, env *Env) (a, b *e2eTenant, topicMap string) {
 	var ts []*e2eTenant
 	for _, name := range []string{"a", "b"} {
 		ten := &e2eTenant{stream: "tenant-" + name + "-" + run, topic: "tenant-" + name + "-" + run + "-orders"}
-		ten.group = ten.topic + "-group"
 		st, err := cl.CreateStream(ctx, ten.stream)
 		if err != nil {
 			t.Fatal(err)
@@ -62,6 +61,7 @@ func setupTenants(t *testing.T, env *Env) (a, b *e2eTenant, topicMap string) {
 			t.Fatal(err)
 		}
 		ten.user, ten.password = iggyUser(t, env, &wire.Permissions{Streams: []wire.StreamPermissions{{StreamID: st.ID, ManageStream: true}}})
+		ten.group = ownGroup(ten.user, "orders") // the default group ACLs give each user its own
 		mapping += fmt.Sprintf("[topics.%q]\nstream = %q\ntopic = \"orders\"\n", ten.topic, ten.stream)
 		ts = append(ts, ten)
 	}
@@ -187,7 +187,8 @@ func tenantFranzOwn(t *testing.T, env *Env, me, other *e2eTenant) {
 	}
 }
 
-// tenantFranzGroups: me cannot see, read, delete offsets of or delete other's group.
+// tenantFranzGroups: me cannot see, read, commit into, delete offsets of or delete other's
+// group.
 func tenantFranzGroups(t *testing.T, env *Env, me, other *e2eTenant) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -206,6 +207,11 @@ func tenantFranzGroups(t *testing.T, env *Env, me, other *e2eTenant) {
 	dg, err := adm.DeleteGroups(ctx, other.group)
 	if !refused(kerr.GroupAuthorizationFailed, err, dg[other.group].Err) {
 		t.Fatalf("%s deletes group %s: %+v %v, want 30", me.user, other.group, dg, err)
+	}
+	var squat kadm.Offsets // its own topic's offset, into the other's group name
+	squat.Add(kadm.Offset{Topic: me.topic, Partition: 0, At: 0, LeaderEpoch: -1})
+	if cr, err := adm.CommitOffsets(ctx, other.group, squat); !refused(kerr.GroupAuthorizationFailed, err, cr.Error()) {
+		t.Fatalf("%s commits into %s: %v %v, want 30", me.user, other.group, err, cr.Error())
 	}
 	own, err := adm.FetchOffsets(ctx, me.group)
 	if err != nil || len(own.Offsets()) == 0 {
@@ -253,13 +259,13 @@ func tenantJavaACLs(t *testing.T, env *Env, me, other *e2eTenant) {
 		"(principal=User:" + me.user + ", host=*, operation=WRITE, permissionType=ALLOW)",
 		"(principal=User:" + me.user + ", host=*, operation=READ, permissionType=ALLOW)",
 		"(principal=User:" + me.user + ", host=*, operation=DELETE, permissionType=ALLOW)",
-		"ResourcePattern(resourceType=GROUP, name=*, patternType=LITERAL)",
+		"ResourcePattern(resourceType=GROUP, name=" + me.user + "., patternType=PREFIXED)",
 	} {
 		if !strings.Contains(res.Stdout, want) {
 			t.Errorf("%s's kafka-acls --list lacks %q:\n%s", me.user, want, indent(res.Stdout))
 		}
 	}
-	for _, unwanted := range []string{other.topic, "User:" + other.user, "ResourcePattern(resourceType=TOPIC, name=*,"} {
+	for _, unwanted := range []string{other.topic, "User:" + other.user, "ResourcePattern(resourceType=TOPIC, name=*,", "ResourcePattern(resourceType=GROUP, name=*,"} {
 		if strings.Contains(res.Stdout, unwanted) {
 			t.Errorf("%s's kafka-acls --list shows %q:\n%s", me.user, unwanted, indent(res.Stdout))
 		}
