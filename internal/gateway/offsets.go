@@ -90,6 +90,12 @@ func loadTopicState(ctx context.Context, api iggylog.API, log *slog.Logger, flus
 // offsetsOption applies the coordinator-log settings to the store's configuration.
 func (g *Gateway) offsetsOption(c *offsets.Config) {
 	c.Recovery, _ = offsets.ParseRecovery(g.cfg.CoordinatorLogRecovery) // config validated it
+	c.Node = int32(g.cfg.NodeID)
+	c.OnFenced = func(k int) {
+		if cl := g.fenceTo.Load(); cl != nil {
+			cl.retake(k)
+		}
+	}
 	if g.metrics != nil {
 		c.OnRecovery = g.metrics.CoordinatorLogRecovered
 	}
