@@ -136,7 +136,7 @@ func (g *Gateway) start(ctx context.Context) error {
 			}
 			opts.Placement = g.cluster.place
 		}
-		if opts.TopicState, err = loadTopicState(ctx, cl, g.log, flush); err != nil {
+		if opts.TopicState, err = loadTopicState(ctx, cl, g.log, flush, g.offsets); err != nil {
 			return err
 		}
 		warnBufferedTopics(ctx, cl, cfg.DefaultStream, g.log)
