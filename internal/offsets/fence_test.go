@@ -275,3 +275,28 @@ func TestVersion1LogReplays(t *testing.T) {
 		t.Fatalf("epoch %d, want 1", got)
 	}
 }
+
+// TestReleasedOwnerWritesNothingMore: an append on its way when the partition is released
+// still counts (it lands before any new owner's fence), but the owner writes nothing after
+// it, not even the checkpoint that append made due.
+func TestReleasedOwnerWritesNothingMore(t *testing.T) {
+	mem := iggylog.NewMem(1)
+	log := newGateLog(mem)
+	s := openStore(t, log, func(c *Config) { c.CheckpointEvery = 1 })
+	before := len(mem.Records(0))
+	log.hold()
+	done := make(chan error, 1)
+	go func() { done <- errors.Join(s.Commit(t.Context(), "g", []Commit{commit("t", 0, 1, -1, "")})...) }()
+	<-log.entered
+	s.Release(0)
+	log.release()
+	if err := <-done; err != nil {
+		t.Fatalf("the append on its way when released: %v", err)
+	}
+	if err := s.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(mem.Records(0)) - before; got != 1 {
+		t.Fatalf("%d records appended after the release began, want only the commit on its way", got)
+	}
+}

@@ -290,7 +290,7 @@ func (s *Store) write(p *partition, b *batch) {
 		}
 		p.mu.Unlock()
 		p.sinceCheckpoint += len(b.data)
-		if p.sinceCheckpoint >= s.cfg.CheckpointEvery {
+		if p.sinceCheckpoint >= s.cfg.CheckpointEvery && p.serving() == nil { // a released owner writes nothing more
 			_ = s.writeCheckpoint(ctx, p) // logged; retried after the next append
 		}
 	}
