@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -12,6 +13,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/kafkareq"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
 )
 
 func init() {
@@ -118,6 +120,9 @@ func (b *Broker) initTopicState(ctx context.Context, cc *listener.ConnContext, r
 		b.log.Warn("deleting the topic after a failed config store failed", "conn", cc.ID, "topic", r.Kafka, "err", derr)
 	}
 	b.topics.Invalidate(r.Kafka)
+	if errors.Is(err, topicstate.ErrSuperseded) { // another gateway became the controller
+		return newAPIError(kerr.NotController, "this gateway is no longer the controller: %v", err)
+	}
 	return newAPIError(kerr.RequestTimedOut, "storing the topic configs failed: %v", err)
 }
 

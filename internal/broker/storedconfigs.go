@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"math"
 	"slices"
@@ -284,6 +285,9 @@ func (b *Broker) saveStoredConfigs(ctx context.Context, kafkaTopic string, topic
 		return newAPIError(kerr.InvalidConfig, "this gateway has no topic state store: %s cannot be stored", strings.Join(slices.Sorted(maps.Keys(configs)), ", "))
 	}
 	if err := b.state.SetConfigs(ctx, kafkaTopic, topicID, configs); err != nil {
+		if errors.Is(err, topicstate.ErrSuperseded) { // another gateway became the controller
+			return newAPIError(kerr.NotController, "this gateway is no longer the controller: %v", err)
+		}
 		b.log.Warn("storing topic configs failed", "topic", kafkaTopic, "err", err)
 		return newAPIError(kerr.RequestTimedOut, "storing the topic configs failed (they may or may not have been stored): %v", err)
 	}

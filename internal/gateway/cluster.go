@@ -41,6 +41,7 @@ type cluster struct {
 	mu      sync.Mutex
 	pending map[int]context.CancelFunc // partitions being taken over
 	taking  sync.WaitGroup
+	closed  bool // no takeover starts any more
 }
 
 // startCluster opens the committed-offset store owning nothing, joins the membership and
@@ -61,6 +62,7 @@ func (g *Gateway) startCluster(ctx context.Context, store *offsets.Store) (*clus
 		place:   placement.NewCluster(placement.ClusterConfig{Nodes: nodes, PartitionOf: partitionOf, Fixed: cfg.CoordinatorLog == "false"}),
 		pending: make(map[int]context.CancelFunc),
 	}
+	g.fenceTo.Store(c)
 	if err := store.Open(ctx); err != nil {
 		return nil, err
 	}
@@ -137,6 +139,25 @@ func (c *cluster) update(live []int32) {
 	}
 }
 
+// retake follows a fence (docs/COORDINATOR-LOG.md §7): the store gave partition k up because
+// another gateway took it over while this one still wrote to it. If the membership this
+// gateway sees still makes k its own (the other gateway acted on a membership this one has
+// not seen yet, or has already left), it takes k over again after the hand-over delay;
+// otherwise k is the other gateway's, and the next membership change decides. It runs on the
+// store's writer goroutine and does not block.
+func (c *cluster) retake(k int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, taking := c.pending[k]; c.closed || taking || c.place.Owner(k) != c.self {
+		return
+	}
+	c.log.Warn("coordinator log partition taken over by another gateway although the membership makes it this gateway's; taking it back after the hand-over delay", "partition", k)
+	ctx, cancel := context.WithCancel(context.Background())
+	c.pending[k] = cancel
+	c.store.Claim(k)
+	c.taking.Go(func() { c.takeOver(ctx, k) })
+}
+
 // takeOver waits for the hand-over delay, then loads partition k, retrying until it is
 // loaded or ownership moves again.
 func (c *cluster) takeOver(ctx context.Context, k int) {
@@ -177,6 +198,7 @@ func (c *cluster) close() {
 		_ = c.session.Close()
 	}
 	c.mu.Lock()
+	c.closed = true
 	for k, cancel := range c.pending {
 		cancel()
 		delete(c.pending, k)

@@ -47,6 +47,9 @@ type Gateway struct {
 	bridge      atomic.Pointer[iggy.Client] // for readiness checks from the HTTP goroutines
 	offsets     *offsets.Store              // committed offsets; nil without the bridge
 	cluster     *cluster                    // with BROKERS and the bridge: membership and ownership
+	// fenceTo is the cluster the offsets store reports a lost partition to (set before the
+	// store's writers start; read on their goroutines).
+	fenceTo     atomic.Pointer[cluster]
 	broker      *broker.Broker
 	security    *auth.Security
 	stopReload  context.CancelFunc // ends the TLS reload loop
@@ -133,7 +136,7 @@ func (g *Gateway) start(ctx context.Context) error {
 			}
 			opts.Placement = g.cluster.place
 		}
-		if opts.TopicState, err = loadTopicState(ctx, cl, g.log, flush); err != nil {
+		if opts.TopicState, err = loadTopicState(ctx, cl, g.log, flush, g.offsets); err != nil {
 			return err
 		}
 		warnBufferedTopics(ctx, cl, cfg.DefaultStream, g.log)

@@ -77,10 +77,14 @@ func newOffsets(ilog *iggylog.Topic, log *slog.Logger, option func(*offsets.Conf
 
 // loadTopicState opens the topic-state log (stored topic configs, DeleteRecords' log start
 // offsets) next to the coordinator log and reads it before any Kafka connection is accepted.
-func loadTopicState(ctx context.Context, api iggylog.API, log *slog.Logger, flush durability.Mode) (*topicstate.Store, error) {
+// The controller's writes carry its owner epoch of coordinator-log partition 0 (the
+// controller is that partition's owner), so a superseded controller's late writes are
+// ignored (docs/TOPIC-CONFIGS.md).
+func loadTopicState(ctx context.Context, api iggylog.API, log *slog.Logger, flush durability.Mode, coordinator *offsets.Store) (*topicstate.Store, error) {
 	ilog := iggylog.NewTopic(api, iggylog.ReservedStream, topicstate.DefaultTopic, 1)
 	ilog.Flush = flush
 	store := topicstate.New(ilog, log.With("component", "topicstate"))
+	store.SetControllerEpoch(func() uint64 { return coordinator.Epoch(0) })
 	if err := store.Load(ctx); err != nil {
 		return nil, fmt.Errorf("loading topic state from Iggy stream %q, topic %q: %w", iggylog.ReservedStream, topicstate.DefaultTopic, err)
 	}
@@ -90,6 +94,12 @@ func loadTopicState(ctx context.Context, api iggylog.API, log *slog.Logger, flus
 // offsetsOption applies the coordinator-log settings to the store's configuration.
 func (g *Gateway) offsetsOption(c *offsets.Config) {
 	c.Recovery, _ = offsets.ParseRecovery(g.cfg.CoordinatorLogRecovery) // config validated it
+	c.Node = int32(g.cfg.NodeID)
+	c.OnFenced = func(k int) {
+		if cl := g.fenceTo.Load(); cl != nil {
+			cl.retake(k)
+		}
+	}
 	if g.metrics != nil {
 		c.OnRecovery = g.metrics.CoordinatorLogRecovered
 	}

@@ -102,12 +102,12 @@ func withRecord(mem *iggylog.Mem, off uint64, data []byte) *iggylog.Mem {
 
 func TestRecordFromNewerGatewayStopsLoad(t *testing.T) {
 	mem, _ := corruptLog(t)
-	future := appendCRC(append([]byte{2, 1}, make([]byte, 16)...), 0)
+	future := appendCRC(append([]byte{3, 1}, make([]byte, 24)...), 0)
 	if _, err := mem.Append(t.Context(), 0, [][]byte{future}); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := New(testConfig(mem))
-	if err := s.Load(t.Context()); err == nil || !strings.Contains(err.Error(), "unknown record version 2") {
+	if err := s.Load(t.Context()); err == nil || !strings.Contains(err.Error(), "unknown record version 3") {
 		t.Fatalf("Load error %v", err)
 	}
 }

@@ -12,7 +12,10 @@
 // records after it, so startup time does not grow with the age of the log. Each log
 // partition has one writer goroutine that appends in order and coalesces queued writes into
 // one append (group commit); a write is acknowledged only after the log append succeeded;
-// reads are served from memory. The format is documented in docs/COORDINATOR-LOG.md.
+// reads are served from memory. Every record carries its writer's owner epoch, and an owner
+// takes a partition over with a fence record of a new epoch, so that replay ignores what a
+// superseded owner still appended (fence.go). The format is documented in
+// docs/COORDINATOR-LOG.md.
 //
 // A damaged checkpoint makes Load recover from an earlier one (or a full replay) unless
 // Config.Recovery is RecoverFail; a corrupt or unknown record stops Load with an error naming

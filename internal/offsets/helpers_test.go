@@ -98,12 +98,13 @@ func replayAll(t testing.TB, log *iggylog.Mem) [][]GroupState {
 	for i := range out {
 		recs := log.Records(i)
 		v := make(view)
+		var ep epochs
 		for off, data := range recs {
 			r, err := DecodeRecord(data)
 			if err != nil {
 				t.Fatalf("partition %d offset %d: %v", i, off, err)
 			}
-			if r.Kind != KindCheckpoint {
+			if ep.admit(r) && r.Kind != KindCheckpoint {
 				v.apply(r)
 			}
 		}

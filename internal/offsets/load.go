@@ -24,8 +24,13 @@ func (s *Store) Load(ctx context.Context) error {
 		return fmt.Errorf("offsets: coordinator log: %w", err)
 	}
 	for _, p := range s.parts {
-		recovered, err := s.loadPartition(ctx, p)
+		recovered, ep, end, err := s.loadPartition(ctx, p)
 		if err != nil {
+			return err
+		}
+		// Even a single gateway fences: a previous process of it (or a second gateway
+		// started by mistake) may still be writing.
+		if err := s.claim(ctx, p, ep, end); err != nil {
 			return err
 		}
 		// Bound the next startup, and after a recovery spare the next one the same search.
@@ -41,21 +46,23 @@ func (s *Store) Load(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) loadPartition(ctx context.Context, p *partition) (recovered bool, err error) {
-	end, err := s.log.End(ctx, p.id)
+// loadPartition rebuilds p's view from the log: the latest usable checkpoint plus the
+// records after it, of the current owner epoch. It returns the epochs at the end it read to.
+func (s *Store) loadPartition(ctx context.Context, p *partition) (recovered bool, ep epochs, end uint64, err error) {
+	end, err = s.log.End(ctx, p.id)
 	if err != nil {
-		return false, fmt.Errorf("offsets: coordinator log partition %d: %w", p.id, err)
+		return false, ep, 0, fmt.Errorf("offsets: coordinator log partition %d: %w", p.id, err)
 	}
 	v, checkpoint, from := make(view), uint64(NoCheckpoint), uint64(0)
 	var damagedSpans []span // the damaged checkpoints' chunks, which replay skips
 	if end > 0 {
-		cv, at, next, err := s.latestCheckpoint(ctx, p.id, end)
+		cv, at, next, epoch, err := s.latestCheckpoint(ctx, p.id, end)
 		var damaged *damagedCheckpoint
 		switch {
 		case errors.As(err, &damaged) && s.cfg.Recovery != RecoverFail:
 			var tried []uint64
-			if cv, at, next, tried, err = s.earlierCheckpoint(ctx, p.id, damaged.at); err != nil {
-				return false, err
+			if cv, at, next, epoch, tried, err = s.earlierCheckpoint(ctx, p.id, damaged.at); err != nil {
+				return false, ep, 0, err
 			}
 			recovered = true
 			for _, bad := range append(tried, damaged.at) {
@@ -68,28 +75,30 @@ func (s *Store) loadPartition(ctx context.Context, p *partition) (recovered bool
 				s.cfg.OnRecovery(p.id)
 			}
 		case err != nil:
-			return false, err
+			return false, ep, 0, err
 		}
-		v, checkpoint, from = cv, at, next
+		v, checkpoint, from, ep.cur = cv, at, next, epoch
 	}
 	replayed := 0
 	err = s.scan(ctx, p.id, from, end, damagedSpans, func(off uint64, r *Record) error {
-		if r.Kind != KindCheckpoint { // a later checkpoint only repeats what replay already has
+		// A later checkpoint only repeats what replay already has; a record of a superseded
+		// owner epoch is ignored.
+		if ep.admit(r) && r.Kind != KindCheckpoint {
 			v.apply(r)
 		}
 		replayed++
 		return nil
 	})
 	if err != nil {
-		return false, err
+		return false, ep, 0, err
 	}
 	p.mu.Lock()
 	p.groups = v
 	p.mu.Unlock()
 	p.checkpoint, p.sinceCheckpoint = checkpoint, replayed
 	s.cfg.Logger.Debug("coordinator log partition loaded", "partition", p.id, "end", end,
-		"checkpoint", int64(checkpoint), "replayed", replayed, "groups", len(v))
-	return recovered, nil
+		"checkpoint", int64(checkpoint), "replayed", replayed, "groups", len(v), "epoch", ep.cur)
+	return recovered, ep, end, nil
 }
 
 // damagedCheckpoint is the error of a checkpoint that cannot be used: unreadable,
@@ -108,41 +117,41 @@ func (e *damagedCheckpoint) Unwrap() error { return e.err }
 
 // latestCheckpoint finds the latest complete checkpoint of a non-empty partition: the one
 // that ends the partition (written at a clean shutdown), else the one the last record points
-// to. It returns the view the checkpoint holds, its first offset and the offset after it.
-// Without any checkpoint the view is empty and replay starts at 0. A checkpoint that cannot
-// be used is a *damagedCheckpoint.
-func (s *Store) latestCheckpoint(ctx context.Context, part int, end uint64) (view, uint64, uint64, error) {
+// to. It returns the view the checkpoint holds, its first offset, the offset after it and
+// its owner epoch. Without any checkpoint the view is empty and replay starts at 0. A
+// checkpoint that cannot be used is a *damagedCheckpoint.
+func (s *Store) latestCheckpoint(ctx context.Context, part int, end uint64) (view, uint64, uint64, uint64, error) {
 	last, err := s.readAt(ctx, part, end-1)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, 0, err
 	}
 	r, err := DecodeRecord(last.Data)
 	if err != nil {
 		err = fmt.Errorf("offsets: coordinator log partition %d offset %d: %w", part, last.Offset, err)
 		if s.cfg.Recovery != RecoverSkip {
-			return nil, 0, 0, fmt.Errorf("%w (refusing to start; recovery mode skip skips such records)", err)
+			return nil, 0, 0, 0, fmt.Errorf("%w (refusing to start; recovery mode skip skips such records)", err)
 		}
-		return nil, 0, 0, &damagedCheckpoint{at: NoCheckpoint, err: err}
+		return nil, 0, 0, 0, &damagedCheckpoint{at: NoCheckpoint, err: err}
 	}
 	if r.Kind == KindCheckpoint && r.Seq == r.Total-1 && uint64(r.Total) <= end {
 		at := end - uint64(r.Total)
-		if v, next, err := s.readCheckpoint(ctx, part, at, &r.CheckpointID); err == nil {
-			return v, at, next, nil
+		if v, next, epoch, err := s.readCheckpoint(ctx, part, at, &r.CheckpointID); err == nil {
+			return v, at, next, epoch, nil
 		}
-		// Not contiguous after all: fall back to the pointer.
+		// Not contiguous, or displaced by another writer's records: fall back to the pointer.
 	}
 	if r.Checkpoint == NoCheckpoint {
-		return make(view), NoCheckpoint, 0, nil
+		return make(view), NoCheckpoint, 0, 0, nil
 	}
 	if r.Checkpoint >= end {
-		return nil, 0, 0, &damagedCheckpoint{at: r.Checkpoint, err: fmt.Errorf("%w: partition %d offset %d points to checkpoint offset %d past the end %d",
+		return nil, 0, 0, 0, &damagedCheckpoint{at: r.Checkpoint, err: fmt.Errorf("%w: partition %d offset %d points to checkpoint offset %d past the end %d",
 			errNoCheckpoint, part, last.Offset, r.Checkpoint, end)}
 	}
-	v, next, err := s.readCheckpoint(ctx, part, r.Checkpoint, nil)
+	v, next, epoch, err := s.readCheckpoint(ctx, part, r.Checkpoint, nil)
 	if err != nil {
-		return nil, 0, 0, &damagedCheckpoint{at: r.Checkpoint, err: err}
+		return nil, 0, 0, 0, &damagedCheckpoint{at: r.Checkpoint, err: err}
 	}
-	return v, r.Checkpoint, next, nil
+	return v, r.Checkpoint, next, epoch, nil
 }
 
 // span is a range of log offsets [from, to).
@@ -182,41 +191,44 @@ func (s *Store) checkpointSpan(ctx context.Context, part int, at, end uint64) ui
 // checkpoint and tries each. Without one the view is empty and replay starts at offset 0
 // (the log is never truncated at its start, so a full replay holds every record). It also
 // returns the first offsets of the damaged checkpoints it tried.
-func (s *Store) earlierCheckpoint(ctx context.Context, part int, bad uint64) (v view, at, next uint64, tried []uint64, err error) {
+func (s *Store) earlierCheckpoint(ctx context.Context, part int, bad uint64) (v view, at, next, epoch uint64, tried []uint64, err error) {
 	end, err := s.log.End(ctx, part)
 	if err != nil {
-		return nil, 0, 0, nil, fmt.Errorf("offsets: coordinator log partition %d: %w", part, err)
+		return nil, 0, 0, 0, nil, fmt.Errorf("offsets: coordinator log partition %d: %w", part, err)
 	}
 	for hi := min(end, bad); hi > 0; {
 		lo := hi - min(hi, uint64(s.cfg.ReadBatch))
 		entries, err := s.log.ReadFrom(ctx, part, lo, int(hi-lo))
 		if err != nil {
-			return nil, 0, 0, nil, fmt.Errorf("offsets: reading coordinator log partition %d at %d: %w", part, lo, err)
+			return nil, 0, 0, 0, nil, fmt.Errorf("offsets: reading coordinator log partition %d at %d: %w", part, lo, err)
 		}
 		for i := len(entries) - 1; i >= 0; i-- {
 			r, err := DecodeRecord(entries[i].Data)
 			if err == nil && r.Checkpoint == NoCheckpoint {
-				return make(view), NoCheckpoint, 0, tried, nil // nothing before it had a checkpoint
+				return make(view), NoCheckpoint, 0, 0, tried, nil // nothing before it had a checkpoint
 			}
 			if err != nil || r.Checkpoint >= bad || r.Checkpoint >= entries[i].Offset {
 				continue // unreadable (the replay decides about it), or no earlier checkpoint
 			}
-			if v, next, err := s.readCheckpoint(ctx, part, r.Checkpoint, nil); err == nil {
-				return v, r.Checkpoint, next, tried, nil
+			if v, next, epoch, err := s.readCheckpoint(ctx, part, r.Checkpoint, nil); err == nil {
+				return v, r.Checkpoint, next, epoch, tried, nil
 			}
 			tried = append(tried, r.Checkpoint)
 			bad = r.Checkpoint
 		}
 		hi = lo
 	}
-	return make(view), NoCheckpoint, 0, tried, nil
+	return make(view), NoCheckpoint, 0, 0, tried, nil
 }
 
 // readCheckpoint reads the checkpoint whose first chunk is at offset at (with the given id,
-// if any) and returns its view and the offset after its last chunk.
-func (s *Store) readCheckpoint(ctx context.Context, part int, at uint64, id *uint64) (view, uint64, error) {
+// if any) and returns its view, the offset after its last chunk and its owner epoch. A
+// checkpoint whose writer expected it elsewhere is refused: another writer's records came
+// first, so it may be a superseded owner's (fence.go).
+func (s *Store) readCheckpoint(ctx context.Context, part int, at uint64, id *uint64) (view, uint64, uint64, error) {
 	v := make(view)
 	var total, seen uint32
+	var epoch uint64
 	next := at
 	errStop := errors.New("stop")
 	err := s.scan(ctx, part, at, ^uint64(0), nil, func(off uint64, r *Record) error {
@@ -225,10 +237,12 @@ func (s *Store) readCheckpoint(ctx context.Context, part int, at uint64, id *uin
 			return fmt.Errorf("offset %d holds a %s record, not checkpoint chunk %d", off, r.Kind, seen)
 		case seen == 0 && id != nil && r.CheckpointID != *id:
 			return fmt.Errorf("offset %d holds checkpoint %x, want %x", off, r.CheckpointID, *id)
+		case seen == 0 && r.At != NoCheckpoint && r.At != off:
+			return fmt.Errorf("offset %d holds a checkpoint written for offset %d (displaced by another writer)", off, r.At)
 		case seen == 0:
-			id, total = &r.CheckpointID, r.Total
+			id, total, epoch = &r.CheckpointID, r.Total, r.Epoch
 		}
-		if r.CheckpointID != *id || r.Seq != seen || r.Total != total {
+		if r.CheckpointID != *id || r.Seq != seen || r.Total != total || r.Epoch != epoch {
 			return fmt.Errorf("offset %d holds chunk %d/%d of checkpoint %x, want chunk %d/%d of %x",
 				off, r.Seq, r.Total, r.CheckpointID, seen, total, *id)
 		}
@@ -242,11 +256,11 @@ func (s *Store) readCheckpoint(ctx context.Context, part int, at uint64, id *uin
 	})
 	switch {
 	case errors.Is(err, errStop):
-		return v, next, nil
+		return v, next, epoch, nil
 	case err == nil:
 		err = fmt.Errorf("log ends after chunk %d of %d", seen, total)
 	}
-	return nil, 0, fmt.Errorf("%w: partition %d checkpoint at %d: %w", errNoCheckpoint, part, at, err)
+	return nil, 0, 0, fmt.Errorf("%w: partition %d checkpoint at %d: %w", errNoCheckpoint, part, at, err)
 }
 
 // scan decodes the records of part in [from, end) and passes each to fn, stopping at the

@@ -67,11 +67,15 @@ func (s *Store) Acquire(ctx context.Context, k int) error {
 }
 
 // Release gives up log partition k: its groups answer NOT_COORDINATOR from now on, and
-// generation events for them are dropped. Writes already queued still go out (they were
-// accepted while this store owned k).
+// generation events for them are dropped. Writes already queued are dropped too, answered
+// NOT_COORDINATOR (their clients retry at the new owner); an append already on its way to
+// Iggy may still land, and counts only if it lands before the new owner's fence (fence.go).
 func (s *Store) Release(k int) {
 	if k >= 0 && k < len(s.parts) {
-		s.parts[k].state.Store(stateNotOwned)
+		p := s.parts[k]
+		p.state.Store(stateNotOwned)
+		p.term.Add(1)
+		p.w.dropGenerations()
 	}
 }
 
@@ -99,10 +103,14 @@ func (p *partition) serving() error {
 	return nil
 }
 
-// reload rebuilds p's view from the log, on p's writer goroutine.
+// reload rebuilds p's view from the log and fences it with a new owner epoch, on p's writer
+// goroutine.
 func (s *Store) reload(ctx context.Context, p *partition) error {
-	recovered, err := s.loadPartition(ctx, p)
+	recovered, ep, end, err := s.loadPartition(ctx, p)
 	if err != nil {
+		return err
+	}
+	if err := s.claim(ctx, p, ep, end); err != nil {
 		return err
 	}
 	if recovered || p.sinceCheckpoint >= s.cfg.CheckpointEvery {

@@ -8,14 +8,18 @@ import (
 	"math"
 )
 
-// Record encoding, version 1 (documented in docs/COORDINATOR-LOG.md). All integers are
+// Record encoding, version 2 (documented in docs/COORDINATOR-LOG.md). All integers are
 // big-endian; a string is a u16 length followed by its bytes.
 //
-//	record  = version:u8 kind:u8 checkpoint:u64 time:i64 body crc:u32
+//	record  = version:u8 kind:u8 checkpoint:u64 time:i64 epoch:u64 body crc:u32
 //	crc     = CRC-32C (Castagnoli) of every byte before it
+//
+// Version 1 (written before owner epochs) has no epoch field and no checkpoint position; it
+// still decodes, as epoch 0, so that an upgraded gateway replays an existing log.
 const (
-	recordVersion = 1
-	headerSize    = 1 + 1 + 8 + 8
+	recordVersion = 2
+	recordV1      = 1
+	headerSize    = 1 + 1 + 8 + 8 + 8
 	crcSize       = 4
 
 	// NoCheckpoint is the checkpoint field of records written before the log partition had
@@ -33,6 +37,7 @@ const (
 	KindDeleteGroup   Kind = 3 // a group and all its state deleted (DeleteGroups)
 	KindGeneration    Kind = 4 // a group's latest generation and protocol type
 	KindCheckpoint    Kind = 5 // one chunk of a snapshot of the whole log partition
+	KindFence         Kind = 6 // an owner took the log partition over with a new epoch
 )
 
 func (k Kind) String() string {
@@ -47,6 +52,8 @@ func (k Kind) String() string {
 		return "generation"
 	case KindCheckpoint:
 		return "checkpoint"
+	case KindFence:
+		return "fence"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -58,6 +65,10 @@ type Record struct {
 	// the record's log partition when the record was written, or NoCheckpoint.
 	Checkpoint uint64
 	Time       int64 // ms since the Unix epoch
+	// Epoch is the owner epoch of the writer (docs/COORDINATOR-LOG.md §7): a fencing token
+	// that grows with every change of owner. Replay ignores records of a superseded epoch.
+	// Version 1 records have epoch 0.
+	Epoch uint64
 
 	// Group is the subject of commit, delete-offsets, delete-group and generation records.
 	// Commit records carry offsets, delete-offsets records partition numbers only,
@@ -67,7 +78,14 @@ type Record struct {
 	// Checkpoint chunks: chunk Seq of Total of the checkpoint CheckpointID.
 	CheckpointID uint64
 	Seq, Total   uint32
-	Groups       []GroupState
+	// At is the log offset the writer expected the checkpoint's first chunk at: a checkpoint
+	// found elsewhere was displaced by another writer's records (it may be stale) and is not
+	// used as a starting point. NoCheckpoint in version 1 chunks (not known).
+	At     uint64
+	Groups []GroupState
+
+	// Node is the node id of the gateway that wrote a fence record.
+	Node int32
 }
 
 // GroupState is a group's stored state, or the part of it a record carries.
@@ -111,16 +129,24 @@ const (
 	topicHeaderSize = 2 + 4 // plus the topic name
 	groupHeaderSize = 2 + 4 // plus the name (commit and delete-offsets)
 	stateHeaderSize = 2 + 1 + 4 + 2 + 4
-	checkpointHead  = 8 + 4 + 4 + 4
+	checkpointHead  = 8 + 4 + 4 + 8 + 4
 )
 
 // encode appends the encoding of r to dst. Strings must not exceed math.MaxUint16 bytes (the
 // store checks its inputs).
-func (r *Record) encode(dst []byte) []byte {
+func (r *Record) encode(dst []byte) []byte { return r.encodeVersion(dst, recordVersion) }
+
+// encodeVersion encodes r in the given record version; version 1 (no epoch, no checkpoint
+// position, no fence records) is what gateways before owner epochs wrote, and what tests use
+// to build such logs.
+func (r *Record) encodeVersion(dst []byte, version byte) []byte {
 	start := len(dst)
-	dst = append(dst, recordVersion, byte(r.Kind))
+	dst = append(dst, version, byte(r.Kind))
 	dst = binary.BigEndian.AppendUint64(dst, r.Checkpoint)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(r.Time))
+	if version >= 2 {
+		dst = binary.BigEndian.AppendUint64(dst, r.Epoch)
+	}
 	switch r.Kind {
 	case KindCommit:
 		dst = appendString(dst, r.Group.Name)
@@ -138,10 +164,15 @@ func (r *Record) encode(dst []byte) []byte {
 		dst = binary.BigEndian.AppendUint64(dst, r.CheckpointID)
 		dst = binary.BigEndian.AppendUint32(dst, r.Seq)
 		dst = binary.BigEndian.AppendUint32(dst, r.Total)
+		if version >= 2 {
+			dst = binary.BigEndian.AppendUint64(dst, r.At)
+		}
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(r.Groups)))
 		for i := range r.Groups {
 			dst = appendState(dst, &r.Groups[i])
 		}
+	case KindFence:
+		dst = binary.BigEndian.AppendUint32(dst, uint32(r.Node))
 	}
 	return appendCRC(dst, start)
 }
@@ -190,20 +221,24 @@ func appendTopics(dst []byte, topics []TopicOffsets, withValues bool) []byte {
 // DecodeRecord decodes one record. It never allocates more than the input justifies: every
 // declared count is checked against the bytes that remain.
 func DecodeRecord(b []byte) (*Record, error) {
-	if len(b) < headerSize+crcSize {
+	if len(b) < headerSize-8+crcSize { // the shortest header: version 1's
 		return nil, fmt.Errorf("%w: %d bytes is shorter than a record", ErrCorrupt, len(b))
 	}
 	body, sum := b[:len(b)-crcSize], binary.BigEndian.Uint32(b[len(b)-crcSize:])
 	if got := crc32.Checksum(body, castagnoli); got != sum {
 		return nil, fmt.Errorf("%w: CRC-32C %08x, record says %08x", ErrCorrupt, got, sum)
 	}
-	if body[0] != recordVersion {
+	version := body[0]
+	if version != recordVersion && version != recordV1 {
 		return nil, fmt.Errorf("%w: unknown record version %d (written by a newer gateway?)", ErrCorrupt, body[0])
 	}
 	rd := reader{b: body[2:]}
 	r := &Record{Kind: Kind(body[1])}
 	r.Checkpoint = rd.u64()
 	r.Time = int64(rd.u64())
+	if version >= 2 {
+		r.Epoch = rd.u64()
+	}
 	switch r.Kind {
 	case KindCommit:
 		r.Group.Name = rd.str()
@@ -222,6 +257,10 @@ func DecodeRecord(b []byte) (*Record, error) {
 		r.CheckpointID = rd.u64()
 		r.Seq = rd.u32()
 		r.Total = rd.u32()
+		r.At = NoCheckpoint
+		if version >= 2 {
+			r.At = rd.u64()
+		}
 		n := rd.count(stateHeaderSize)
 		r.Groups = make([]GroupState, 0, n)
 		for range n {
@@ -230,6 +269,11 @@ func DecodeRecord(b []byte) (*Record, error) {
 		if rd.err == nil && r.Seq >= r.Total {
 			rd.fail("checkpoint chunk %d of %d", r.Seq, r.Total)
 		}
+	case KindFence:
+		if version < 2 {
+			return nil, fmt.Errorf("%w: a fence record in record version %d", ErrCorrupt, version)
+		}
+		r.Node = int32(rd.u32())
 	default:
 		return nil, fmt.Errorf("%w: unknown record kind %d", ErrCorrupt, body[1])
 	}

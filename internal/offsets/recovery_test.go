@@ -12,8 +12,9 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
 )
 
-// checkpointedLog returns a one-partition log of 37 commits with a checkpoint after every 10
-// records: checkpoints at offsets 10, 21 and 32, the records after 32 pointing to it.
+// checkpointedLog returns a one-partition log of the store's fence (offset 0) and 37 commits
+// with a checkpoint after every 10 of them: checkpoints at offsets 11, 22 and 33, the records
+// after 33 pointing to it.
 func checkpointedLog(t *testing.T) *iggylog.Mem {
 	build := iggylog.NewMem(1)
 	b := openStore(t, build, func(c *Config) { c.CheckpointEvery = 10 })
@@ -29,11 +30,15 @@ func copyLog(mem *iggylog.Mem) *iggylog.Mem {
 }
 
 // reusedOffsets simulates Iggy losing the tail from keep on and a running gateway appending
-// n more records that still point to the checkpoint it knew (at).
+// n more records that still point to the checkpoint it knew (at), in its owner epoch.
 func reusedOffsets(t *testing.T, mem *iggylog.Mem, keep, at uint64, n int) {
 	mem.SetRecords(0, mem.Records(0)[:keep])
+	last, err := DecodeRecord(mem.Records(0)[keep-1])
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range n {
-		r := Record{Kind: KindCommit, Checkpoint: at, Group: GroupState{Name: "late", Topics: []TopicOffsets{
+		r := Record{Kind: KindCommit, Checkpoint: at, Epoch: last.Epoch, Group: GroupState{Name: "late", Topics: []TopicOffsets{
 			{Topic: "t", Partitions: []PartitionOffset{{Partition: int32(i), Committed: Committed{Offset: int64(i), LeaderEpoch: -1}}}},
 		}}}
 		if _, err := mem.Append(t.Context(), 0, [][]byte{r.encode(nil)}); err != nil {
@@ -52,12 +57,12 @@ func TestLoadRecoversFromDamagedCheckpoint(t *testing.T) {
 		recovered bool   // the damage needs a recovery (else an ordinary load copes)
 		failErr   string // in recovery mode fail
 	}{
-		{"missing tail after a checkpoint", func(t *testing.T, mem *iggylog.Mem) { mem.SetRecords(0, mem.Records(0)[:35]) }, false, ""},
-		{"missing tail cutting a checkpoint", func(t *testing.T, mem *iggylog.Mem) { mem.SetRecords(0, mem.Records(0)[:32]) }, false, ""},
-		{"unreadable checkpoint", func(t *testing.T, mem *iggylog.Mem) { flip(mem, 32) }, true, "checkpoint at 32"},
-		{"checkpoint past the end", func(t *testing.T, mem *iggylog.Mem) { reusedOffsets(t, mem, 25, 32, 3) }, true, "past the end"},
-		{"checkpoint pointer to another record", func(t *testing.T, mem *iggylog.Mem) { reusedOffsets(t, mem, 25, 32, 12) }, true, "not checkpoint chunk"},
-		{"every checkpoint unreadable", func(t *testing.T, mem *iggylog.Mem) { flip(mem, 10); flip(mem, 21); flip(mem, 32) }, true, "checkpoint at 32"},
+		{"missing tail after a checkpoint", func(t *testing.T, mem *iggylog.Mem) { mem.SetRecords(0, mem.Records(0)[:36]) }, false, ""},
+		{"missing tail cutting a checkpoint", func(t *testing.T, mem *iggylog.Mem) { mem.SetRecords(0, mem.Records(0)[:33]) }, false, ""},
+		{"unreadable checkpoint", func(t *testing.T, mem *iggylog.Mem) { flip(mem, 33) }, true, "checkpoint at 33"},
+		{"checkpoint past the end", func(t *testing.T, mem *iggylog.Mem) { reusedOffsets(t, mem, 26, 33, 3) }, true, "past the end"},
+		{"checkpoint pointer to another record", func(t *testing.T, mem *iggylog.Mem) { reusedOffsets(t, mem, 26, 33, 12) }, true, "not checkpoint chunk"},
+		{"every checkpoint unreadable", func(t *testing.T, mem *iggylog.Mem) { flip(mem, 11); flip(mem, 22); flip(mem, 33) }, true, "checkpoint at 33"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,8 +113,9 @@ func TestLoadRecoversFromDamagedCheckpoint(t *testing.T) {
 func replayIntact(t *testing.T, mem *iggylog.Mem) []GroupState {
 	t.Helper()
 	v := make(view)
+	var ep epochs
 	for _, data := range mem.Records(0) {
-		if r, err := DecodeRecord(data); err == nil && r.Kind != KindCheckpoint {
+		if r, err := DecodeRecord(data); err == nil && ep.admit(r) && r.Kind != KindCheckpoint {
 			v.apply(r)
 		} else if err != nil && !errors.Is(err, ErrCorrupt) {
 			t.Fatal(err)

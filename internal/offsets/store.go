@@ -55,6 +55,14 @@ type Config struct {
 	MaxBatchBytes int
 	// WriteTimeout bounds one append to the log.
 	WriteTimeout time.Duration
+
+	// Node is this gateway's node id, recorded in its fence records (diagnostics only).
+	Node int32
+	// OnFenced, if set, is called (on the partition's writer goroutine; it must not block)
+	// when this store finds that another gateway took over a log partition it still owned:
+	// the store has given the partition up, and the caller may take it over again if the
+	// membership still says it is this gateway's.
+	OnFenced func(partition int)
 }
 
 // Recovery is what Load does with a damaged log partition (docs/COORDINATOR-LOG.md §5).
@@ -148,10 +156,17 @@ type partition struct {
 	w  *writer
 
 	state atomic.Int32 // stateNotOwned, stateLoading or stateServing (ownership.go)
+	// term counts the times this store gave the partition up; a write queued in an earlier
+	// term is dropped (fence.go).
+	term atomic.Uint64
+	// epoch is this store's owner epoch for the partition (fence.go), set when it took the
+	// partition over.
+	epoch atomic.Uint64
 
 	// Owned by Load, then by the writer goroutine.
 	checkpoint      uint64 // first record of the latest complete checkpoint
 	sinceCheckpoint int    // records appended after it
+	next            uint64 // where this owner expects its next append to land
 
 	mu     sync.RWMutex // guards groups; never held across I/O
 	groups view
@@ -252,12 +267,15 @@ func (s *Store) writeCheckpoint(ctx context.Context, p *partition) error {
 	data := make([][]byte, len(pieces))
 	for i, piece := range pieces {
 		r := Record{
-			Kind: KindCheckpoint, Checkpoint: p.checkpoint, Time: now,
-			CheckpointID: binary.BigEndian.Uint64(idb[:]), Seq: uint32(i), Total: uint32(len(pieces)), Groups: piece,
+			Kind: KindCheckpoint, Checkpoint: p.checkpoint, Time: now, Epoch: p.epoch.Load(),
+			CheckpointID: binary.BigEndian.Uint64(idb[:]), Seq: uint32(i), Total: uint32(len(pieces)), At: p.next, Groups: piece,
 		}
 		data[i] = r.encode(nil)
 	}
 	first, err := s.log.Append(ctx, p.id, data)
+	if err == nil {
+		err = s.landed(ctx, p, first, len(data))
+	}
 	if err != nil {
 		s.cfg.Logger.Warn("coordinator log checkpoint failed", "partition", p.id, "err", err)
 		return fmt.Errorf("offsets: checkpoint of coordinator log partition %d: %w", p.id, err)

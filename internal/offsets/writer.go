@@ -41,6 +41,7 @@ type op struct {
 	records []Record
 	decide  func(v view) []Record // called by the writer with the view read-locked
 	done    chan error            // capacity 1
+	term    uint64                // the partition's term of ownership when queued (fence.go)
 }
 
 func newWriter(queue int) *writer {
@@ -58,7 +59,10 @@ func newWriter(queue int) *writer {
 // submit queues o on p's writer and waits for its outcome. It waits for room in the queue
 // (backpressure) and for the append, both bounded by ctx.
 func (s *Store) submit(ctx context.Context, p *partition, o *op) error {
-	o.ctx, o.done = ctx, make(chan error, 1)
+	o.ctx, o.done, o.term = ctx, make(chan error, 1), p.term.Load()
+	if err := p.serving(); err != nil { // released since the caller checked: o.term is newer
+		return err
+	}
 	s.closeMu.RLock()
 	if s.closed.Load() {
 		s.closeMu.RUnlock()
@@ -209,6 +213,10 @@ func (s *Store) addOp(p *partition, b *batch, o *op) {
 		o.done <- timedOut(o.ctx)
 		return
 	}
+	if !p.current(o) {
+		o.done <- errReleased
+		return
+	}
 	recs := o.records
 	if o.decide != nil {
 		p.mu.RLock()
@@ -227,7 +235,7 @@ func (s *Store) addOp(p *partition, b *batch, o *op) {
 // group, so deciding them all against the same view is exact.
 func (s *Store) addGenerations(p *partition, b *batch) {
 	evs := p.w.takeGenerations()
-	if len(evs) == 0 {
+	if len(evs) == 0 || p.serving() != nil {
 		return
 	}
 	p.mu.RLock()
@@ -245,6 +253,7 @@ func (s *Store) add(p *partition, b *batch, recs []Record) {
 	for i := range recs {
 		recs[i].Checkpoint = p.checkpoint
 		recs[i].Time = now
+		recs[i].Epoch = p.epoch.Load()
 		for _, d := range s.encodeSplit(&recs[i]) {
 			b.data = append(b.data, d)
 			b.bytes += len(d)
@@ -261,11 +270,15 @@ func (s *Store) write(p *partition, b *batch) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.WriteTimeout)
 	defer cancel()
-	_, err := s.log.Append(ctx, p.id, b.data)
-	if err != nil {
+	first, err := s.log.Append(ctx, p.id, b.data)
+	if err == nil {
+		err = s.landed(ctx, p, first, len(b.data)) // ignored by replay if another owner fenced p
+	} else {
 		s.cfg.Logger.Error("coordinator log append failed", "partition", p.id, "records", len(b.data), "err", err)
 		// Whether the append happened is unknown; either way nothing was acknowledged.
 		err = fmt.Errorf("offsets: append to coordinator log partition %d: %w: %w", p.id, kerr.CoordinatorLoadInProgress, err)
+	}
+	if err != nil {
 		if b.gens > 0 {
 			// A lost generation record only costs generation continuity after a restart.
 			s.cfg.Logger.Warn("consumer group generations not recorded", "partition", p.id, "records", b.gens)
@@ -277,7 +290,7 @@ func (s *Store) write(p *partition, b *batch) {
 		}
 		p.mu.Unlock()
 		p.sinceCheckpoint += len(b.data)
-		if p.sinceCheckpoint >= s.cfg.CheckpointEvery {
+		if p.sinceCheckpoint >= s.cfg.CheckpointEvery && p.serving() == nil { // a released owner writes nothing more
 			_ = s.writeCheckpoint(ctx, p) // logged; retried after the next append
 		}
 	}

@@ -44,6 +44,13 @@ type Record struct {
 	// Snapshot is the offset of the latest snapshot the writer knew of (absent: none, or
 	// written by a gateway without snapshots). Startup follows it from the last record.
 	Snapshot *uint64 `json:"snapshot,omitempty"`
+	// Epoch is the controller's owner epoch (KindConfigs, KindDelete): the epoch of
+	// coordinator-log partition 0 at its owner, the controller (docs/TOPIC-CONFIGS.md). A
+	// configs or delete record below the highest epoch before it in the log was written by a
+	// superseded controller and is ignored. In a snapshot, the highest epoch of the records
+	// it covers. Absent (0) in records of gateways before epochs, and in log-start records,
+	// which only ever raise offsets and so need no fencing.
+	Epoch uint64 `json:"epoch,omitempty"`
 	// Upto and Topics (KindSnapshot): the view made of the records before offset Upto. Upto
 	// may be below the snapshot's own offset when another gateway appended in between: those
 	// records are replayed after it.

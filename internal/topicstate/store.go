@@ -53,6 +53,13 @@ type Store struct {
 	next          uint64  // the next log offset to read
 	snapshotAt    *uint64 // the offset of the latest snapshot read, nil before one
 	sinceSnapshot int     // records read after it (or since the start)
+	epoch         uint64  // the highest controller epoch read (Record.Epoch)
+	watch         uint64  // write: the offset of the record just appended
+	watched       bool    // write: whether that record was applied (not superseded)
+
+	// controllerEpoch returns this gateway's controller epoch (0 when it is not the
+	// controller); nil: every record has epoch 0 (tests, a store without a coordinator log).
+	controllerEpoch func() uint64
 
 	mu        sync.RWMutex
 	topics    map[string]*State
@@ -68,6 +75,15 @@ func New(log iggylog.Log, logger *slog.Logger) *Store {
 	return &Store{log: log, logger: logger, refresh: DefaultRefresh, snapshotEvery: DefaultSnapshotEvery,
 		now: time.Now, topics: make(map[string]*State)}
 }
+
+// SetControllerEpoch sets where configs and delete records get their controller epoch from
+// (offsets.Store.Epoch of coordinator-log partition 0). Call it before Load.
+func (s *Store) SetControllerEpoch(epoch func() uint64) { s.controllerEpoch = epoch }
+
+// ErrSuperseded is returned by a write whose record a record of a newer controller epoch
+// preceded in the log: this gateway is not (or no longer) the controller, and its record is
+// ignored by every reader.
+var ErrSuperseded = errors.New("topicstate: written by a superseded controller (another gateway is the controller now)")
 
 // Load creates the log if needed and reads it: from the latest snapshot on when the last
 // record points to one (or is one), else from the start. It writes a snapshot when it read
@@ -126,7 +142,7 @@ func (s *Store) startFromSnapshot(ctx context.Context) error {
 		}
 	}
 	s.mu.Unlock()
-	s.next, s.snapshotAt = last.Upto, &at
+	s.next, s.snapshotAt, s.epoch = last.Upto, &at, last.Epoch
 	return nil
 }
 
@@ -154,7 +170,7 @@ func (s *Store) maybeSnapshot(ctx context.Context) {
 	if s.sinceSnapshot < s.snapshotEvery {
 		return
 	}
-	r := &Record{Kind: KindSnapshot, Upto: s.next, Topics: make(map[string]SnapshotTopic)}
+	r := &Record{Kind: KindSnapshot, Upto: s.next, Epoch: s.epoch, Topics: make(map[string]SnapshotTopic)}
 	s.mu.RLock()
 	for name, st := range s.topics {
 		starts := make(map[string]int64, len(st.LogStart))
@@ -202,7 +218,13 @@ func (s *Store) catchUp(ctx context.Context) error {
 				at := e.Offset
 				s.snapshotAt, s.sinceSnapshot = &at, 0
 			default:
-				s.apply(&r)
+				applied := s.admit(&r)
+				if applied {
+					s.apply(&r)
+				}
+				if e.Offset == s.watch {
+					s.watched = applied
+				}
 				s.sinceSnapshot++
 			}
 			s.next = e.Offset + 1
@@ -213,6 +235,20 @@ func (s *Store) catchUp(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// admit reports whether r counts: a configs or delete record below the highest controller
+// epoch read before it was written by a superseded controller (a gateway that was paused or
+// cut off while another became the controller) and is ignored.
+func (s *Store) admit(r *Record) bool {
+	if r.Kind == KindLogStart {
+		return true
+	}
+	if r.Epoch < s.epoch {
+		return false
+	}
+	s.epoch = r.Epoch
+	return true
 }
 
 // apply applies r to the view; the caller holds mu.
@@ -334,11 +370,19 @@ func (s *Store) write(ctx context.Context, build func() *Record) error {
 		return ErrNotRaised
 	}
 	r.Snapshot = s.snapshotAt
-	if _, err := s.log.Append(ctx, partition, [][]byte{r.Encode()}); err != nil {
+	if r.Kind != KindLogStart && s.controllerEpoch != nil {
+		r.Epoch = s.controllerEpoch()
+	}
+	at, err := s.log.Append(ctx, partition, [][]byte{r.Encode()})
+	if err != nil {
 		return fmt.Errorf("topicstate: appending a %s record for %q: %w", r.Kind, r.Topic, err)
 	}
+	s.watch, s.watched = at, false
 	if err := s.catchUp(ctx); err != nil {
 		return err
+	}
+	if !s.watched {
+		return fmt.Errorf("%w: %s record for %q at offset %d (epoch %d, the log's %d)", ErrSuperseded, r.Kind, r.Topic, at, r.Epoch, s.epoch)
 	}
 	s.maybeSnapshot(ctx)
 	return nil
