@@ -60,6 +60,9 @@ type Options struct {
 	// TopicState keeps the topic configs Iggy has no option for and DeleteRecords' log start
 	// offsets, already loaded; nil without the bridge (those configs are then refused).
 	TopicState *topicstate.Store
+	// IggyNodes is how many Iggy nodes hold a copy of every partition (the cluster's size);
+	// nil: one. It bounds CreateTopics' replication factor and Metadata's replicas.
+	IggyNodes func() int
 	// LogLimiter rate-limits the log lines a request can cause once per partition, topic or
 	// resource (logs.go); nil: not limited.
 	LogLimiter *loglimit.Limiter
@@ -81,6 +84,8 @@ type Broker struct {
 	groups    groupState
 
 	state *topicstate.Store // stored topic configs and log start offsets; may be nil
+
+	iggyNodes func() int // Options.IggyNodes
 
 	// adminMu serializes topic administration that reads Iggy state before changing it
 	// (CreatePartitions adds to the current count).
@@ -126,6 +131,7 @@ func New(opts Options) (*Broker, error) {
 		producers: alloc,
 		authn:     opts.Authenticator,
 		state:     opts.TopicState,
+		iggyNodes: opts.IggyNodes,
 		groups:    gs,
 		handlers:  make(map[int16]listener.Handler, len(routes)),
 		endpoints: make(map[string]endpoint, len(cfg.Listeners)),

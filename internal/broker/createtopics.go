@@ -91,7 +91,7 @@ func (b *Broker) createOneTopic(ctx context.Context, cc *listener.ConnContext, r
 	}
 	res := createTopicsResult(rt.Topic, nil)
 	res.NumPartitions = int32(partitions)
-	res.ReplicationFactor = 1
+	res.ReplicationFactor = int16(b.iggyCopies()) // every Iggy node holds every partition
 	for _, e := range b.withFlushEntries(b.allTopicEntries(ret, stored), plannedFlush(flush)) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
 		c.Name, c.Value, c.ReadOnly, c.Source = e.name, kmsg.StringPtr(e.value), e.readOnly, int8(e.source)
@@ -154,8 +154,8 @@ func (b *Broker) newTopicPlan(rt *kmsg.CreateTopicsRequestTopic) (uint32, topicC
 	switch rf := rt.ReplicationFactor; {
 	case rf == 0 || rf < -1:
 		return 0, ret, newAPIError(kerr.InvalidReplicationFactor, "replication factor must be larger than 0, or -1 to use the default")
-	case rf > 1:
-		return 0, ret, newAPIError(kerr.InvalidReplicationFactor, "replication factor %d is not supported: Iggy replicates partitions by its own policy, so use 1 or -1", rf)
+	case int(rf) > b.iggyCopies():
+		return 0, ret, newAPIError(kerr.InvalidReplicationFactor, "replication factor %d is larger than the Iggy cluster behind the gateway (%d nodes): Iggy replicates every partition to every node, so use 1 to %d, or -1", rf, b.iggyCopies(), b.iggyCopies())
 	}
 	switch n := rt.NumPartitions; {
 	case n == -1:

@@ -2,8 +2,10 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 )
 
 func TestCreateTopicsWithKadm(t *testing.T) {
@@ -250,3 +253,66 @@ func TestCreateTopicsCreatesMappedStream(t *testing.T) {
 		t.Fatal("the default stream got the mapped topic")
 	}
 }
+
+// Behind a 3-node Iggy cluster, Kafka's default replication factor for internal topics (3) is
+// accepted and reported, more than the cluster holds is INVALID_REPLICATION_FACTOR with a
+// message, and Metadata lists as many replicas as there are Iggy copies and gateways to name
+// them: the leader first.
+func TestReplicationFactorFollowsTheIggyCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		placement placement.Placement
+		replicas  int
+	}{
+		{"one gateway", nil, 1},
+		{"three gateways", controllerHere{}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := startGateway(t, gatewayOpts{bridge: true, iggyNodes: 3, placement: tc.placement})
+			ctx := ctxT(t)
+			create := func(name string, rf int16) kmsg.CreateTopicsResponseTopic {
+				req := kmsg.NewPtrCreateTopicsRequest()
+				req.Version, req.TimeoutMillis = 7, 5000
+				rt := kmsg.NewCreateTopicsRequestTopic()
+				rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 3, rf
+				req.Topics = append(req.Topics, rt)
+				resp, err := g.b.createTopics(ctx, dataConn, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return resp.(*kmsg.CreateTopicsResponse).Topics[0]
+			}
+			for _, rf := range []int16{-1, 1, 3} {
+				if r := create(fmt.Sprintf("rf%d", rf), rf); r.ErrorCode != 0 || r.ReplicationFactor != 3 {
+					t.Fatalf("replication factor %d: code %d, reported %d, want accepted and 3", rf, r.ErrorCode, r.ReplicationFactor)
+				}
+			}
+			over := create("rf4", 4)
+			if over.ErrorCode != kerr.InvalidReplicationFactor.Code || over.ErrorMessage == nil || !strings.Contains(*over.ErrorMessage, "3 nodes") {
+				t.Errorf("replication factor 4: code %d %v, want INVALID_REPLICATION_FACTOR naming the cluster size", over.ErrorCode, over.ErrorMessage)
+			}
+			if g.iggyTopic("kafka", "rf4") != nil {
+				t.Error("a refused topic was created")
+			}
+			req := kmsg.NewPtrMetadataRequest()
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr("rf3")
+			req.Topics = append(req.Topics, rt)
+			resp, err := g.b.metadata(ctx, dataConn, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range resp.(*kmsg.MetadataResponse).Topics[0].Partitions {
+				if len(p.Replicas) != tc.replicas || p.Replicas[0] != p.Leader || !slices.Equal(p.ISR, p.Replicas) {
+					t.Errorf("partition %d: leader %d replicas %v isr %v, want %d replicas, the leader first, all in sync", p.Partition, p.Leader, p.Replicas, p.ISR, tc.replicas)
+				}
+			}
+		})
+	}
+}
+
+// controllerHere is threeGateways with this gateway (node 1) as the controller, which
+// CreateTopics needs.
+type controllerHere struct{ threeGateways }
+
+func (controllerHere) Controller() int32 { return 1 }

@@ -55,6 +55,8 @@ type gatewayOpts struct {
 	onTruncation func()
 	// restartOf bridges to the Iggy of another test gateway, as that gateway restarted would.
 	restartOf *gateway
+	// iggyNodes is the size of the Iggy cluster the broker is told of (0: one node).
+	iggyNodes int
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -109,6 +111,9 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	opts.LogLimiter = o.logLimit
 	opts.Placement = o.placement
 	opts.OnTruncation = o.onTruncation
+	if o.iggyNodes > 0 {
+		opts.IggyNodes = func() int { return o.iggyNodes }
+	}
 	g.b, err = New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/kafkacode"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -108,7 +109,7 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 		}
 		return t
 	}
-	t.Partitions = b.partitionsMetadata(name, r.Partitions)
+	t.Partitions = b.partitionsMetadata(cc, name, r.Partitions)
 	return t
 }
 
@@ -136,7 +137,7 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount, CreatedAt: it.CreatedAt})
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = &name
-			t.Partitions = b.partitionsMetadata(name, it.PartitionsCount)
+			t.Partitions = b.partitionsMetadata(cc, name, it.PartitionsCount)
 			if err := listener.ReserveAnswer(ctx, t); err != nil {
 				return nil, err
 			}
@@ -147,11 +148,12 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 	return out, nil
 }
 
-// partitionsMetadata describes the n partitions of a topic, each with its leader as its only
-// replica (Iggy replicates behind the gateway), and its leader epoch (epochs.go; -1 without
-// the bridge, which makes clients skip epoch validation).
-func (b *Broker) partitionsMetadata(topic string, n uint32) []kmsg.MetadataResponseTopicPartition {
+// partitionsMetadata describes the n partitions of a topic: each with its leader, its
+// replicas (replicasOf) and its leader epoch (internal/dataplane; -1 without the bridge, which
+// makes clients skip epoch validation).
+func (b *Broker) partitionsMetadata(cc *listener.ConnContext, topic string, n uint32) []kmsg.MetadataResponseTopicPartition {
 	out := make([]kmsg.MetadataResponseTopicPartition, n)
+	brokers, copies := b.placement.Brokers(cc.Listener), b.iggyCopies()
 	var target topicmap.Target
 	if !b.bridgeOff() {
 		target = b.topics.Map().Resolve(topic)
@@ -165,9 +167,38 @@ func (b *Broker) partitionsMetadata(topic string, n uint32) []kmsg.MetadataRespo
 		if !b.bridgeOff() {
 			p.LeaderEpoch = b.data.LeaderEpoch(target, uint32(i))
 		}
-		p.Replicas = []int32{leader}
-		p.ISR = []int32{leader}
+		p.Replicas = replicasOf(leader, brokers, copies)
+		p.ISR = p.Replicas
 		out[i] = p
 	}
 	return out
+}
+
+// replicasOf is a partition's replica list as Kafka tools read it: its leader, then other
+// gateways, as many in all as Iggy holds copies of the partition and at most every gateway
+// (replica ids must name brokers). In the deployment of a gateway beside each Iggy node, each
+// listed gateway stands for the node beside it (docs/DEPLOYMENT.md, "Replication as Kafka
+// tools see it"). Iggy commits a write on a quorum of its nodes before the gateway answers, so
+// every listed replica is in sync.
+func replicasOf(leader int32, brokers []placement.Node, copies int) []int32 {
+	out := make([]int32, 1, max(1, min(copies, len(brokers))))
+	out[0] = leader
+	for _, n := range brokers {
+		if len(out) == cap(out) {
+			break
+		}
+		if n.ID != leader {
+			out = append(out, n.ID)
+		}
+	}
+	return out
+}
+
+// iggyCopies is how many Iggy nodes hold every partition: the cluster's size (Iggy replicates
+// every partition to every node), 1 for a single node or without the bridge.
+func (b *Broker) iggyCopies() int {
+	if b.iggyNodes == nil {
+		return 1
+	}
+	return max(1, b.iggyNodes())
 }
