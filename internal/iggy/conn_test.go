@@ -92,7 +92,8 @@ func (s *scripted) requests() []seenRequest {
 }
 
 func (s *scripted) config() Config {
-	return Config{Addr: s.ln.Addr().String(), Username: "iggy", Password: "iggy", PingInterval: -1, PoolSize: 1}
+	return Config{Addr: s.ln.Addr().String(), Username: "iggy", Password: "iggy", PingInterval: -1, PoolSize: 1,
+		RosterInterval: -1} // the script does not speak GetClusterMetadata
 }
 
 var silence = []byte{}
