@@ -341,3 +341,89 @@ func TestClusterOldPrimaryRejoinsAsABackup(t *testing.T) {
 		t.Errorf("old client: primary %s, %d failovers; want node %d, 1", cl.Primary(), cl.Failovers(), now)
 	}
 }
+
+// A view change that leaves the old primary alive fails no request of an idle client: the
+// roster read every RosterInterval names the new leader, and the client moves.
+func TestClusterFollowsARosterChange(t *testing.T) {
+	c := clustertest.Start(t, time.Hour)
+	if c.Real() {
+		t.Skip("a view change without a death cannot be caused from a test on a real cluster")
+	}
+	obs := &moves{}
+	cfg := clusterConfig(c, c.Seeds(0, 1, 2))
+	cfg.Observer, cfg.RosterInterval = obs, 100*time.Millisecond
+	cl, err := Dial(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if c.Index(cl.Primary()) != 0 {
+		t.Fatalf("primary %s, want node 0", cl.Primary())
+	}
+	now := c.Mem.ChangeView()
+	waitFor(t, "the client to follow the roster", func() bool { return c.Index(cl.Primary()) == now })
+	if _, err := cl.CreateStream(testCtx(t), unique("moved")); err != nil {
+		t.Fatalf("CreateStream after the move: %v", err)
+	}
+	m := obs.list()
+	if cl.Failovers() != 1 || len(m) == 0 || m[len(m)-1].resume != 0 {
+		t.Errorf("Failovers %d, moves %+v: want one failover without a time without primary", cl.Failovers(), m)
+	}
+}
+
+// A connection acquired for its own session (consumer-group membership) follows the primary
+// too: after the failover it works on the new primary, as a new session.
+func TestClusterAcquiredConnectionFollows(t *testing.T) {
+	c := clustertest.Start(t, 500*time.Millisecond)
+	c.RequireFaults(t)
+	cl := dialCluster(t, c, c.Seeds(0, 1, 2), nil)
+	old := c.Index(cl.Primary())
+	cn, release, err := cl.Acquire(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	before := cn.Session()
+	c.Kill(t, old)
+	t.Cleanup(func() { c.Restart(t, old) })
+	if _, err := cn.CreateStream(testCtx(t), unique("acquired")); err != nil {
+		t.Fatalf("CreateStream on the acquired connection after the failover: %v", err)
+	}
+	if now := c.Index(cn.Addr()); now < 0 || now == old || cn.Session() == before {
+		t.Errorf("acquired connection on node %d, session %d (was %d on node %d)", now, cn.Session(), before, old)
+	}
+}
+
+// A cluster that stays without a primary longer than FailoverTimeout fails requests with a
+// connection error (retriable, and for a send not "maybe applied": it was never sent) instead
+// of holding them.
+func TestClusterLeaderlessLongerThanTheBudgetFails(t *testing.T) {
+	c := clustertest.Start(t, time.Hour)
+	if c.Real() {
+		t.Skip("a real cluster elects a new primary within its own timeouts")
+	}
+	cfg := clusterConfig(c, c.Seeds(0, 1, 2))
+	cfg.FailoverTimeout = 500 * time.Millisecond
+	cl, err := Dial(testCtx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	stream := unique("leaderless")
+	if _, err := cl.CreateStream(testCtx(t), stream); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.CreateTopic(testCtx(t), Name(stream), "t", 1, TopicOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Mem.KillPrimary()
+	start := time.Now()
+	_, err = cl.SendMessages(testCtx(t), Name(stream), Name("t"), 0, []Message{{Payload: []byte("x")}})
+	took := time.Since(start)
+	if !errors.Is(err, ErrConnection) || MaybeApplied(err) {
+		t.Fatalf("send without a primary: %v; want a connection error that was not applied", err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the send took %v to fail with a 500 ms failover budget", took)
+	}
+}

@@ -180,6 +180,22 @@ func (c *Cluster) Restart(i int) error {
 	return nil
 }
 
+// ChangeView moves the cluster to the next view whose primary is alive at once, while the old
+// primary lives on as a backup: what a real cluster does when its primary was cut off from the
+// others for a heartbeat timeout and comes back. It returns the new primary (-1, and nothing
+// changed, without a primary or a majority).
+func (c *Cluster) ChangeView() int {
+	c.mu.Lock()
+	if c.closed || c.serving.Load() < 0 {
+		c.mu.Unlock()
+		return -1
+	}
+	c.serving.Store(-1)
+	c.mu.Unlock()
+	c.elect()
+	return c.Primary()
+}
+
 // scheduleElectionLocked starts the election timer unless one is pending.
 func (c *Cluster) scheduleElectionLocked() {
 	if c.timer != nil {

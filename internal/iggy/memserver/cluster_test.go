@@ -182,3 +182,14 @@ func TestClusterWithoutMajorityElectsNoPrimary(t *testing.T) {
 		t.Fatalf("after a majority is back: primary %d, want 1", p)
 	}
 }
+
+func TestClusterChangeViewKeepsTheOldPrimaryAsABackup(t *testing.T) {
+	c := startCluster(t, time.Hour) // no election but the one ChangeView runs
+	old := connectNode(t, c, 0)
+	if p := c.ChangeView(); p != 1 {
+		t.Fatalf("ChangeView elected %d, want 1", p)
+	}
+	checkRosterOn(t, old, c, 0, 1) // the old primary's sessions live on
+	rejectedNotAccepted(t, old.call(wire.CodeCreateStream, wire.AppendCreateStream(nil, "s")), true)
+	connectNode(t, c, 1).ok(wire.CodeCreateStream, wire.AppendCreateStream(nil, "s"))
+}
