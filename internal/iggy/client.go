@@ -205,7 +205,7 @@ func (cl *Client) Close() error {
 	if cl.stopRoster != nil {
 		cl.stopRoster()
 	}
-	cl.router.cancel() // a search for the primary must not hold the connections up
+	cl.router.shutdown() // a search for the primary must not hold the connections up
 	conns := append([]*Conn(nil), cl.conns...)
 	for cn := range cl.acquired {
 		conns = append(conns, cn)

@@ -70,7 +70,11 @@ type router struct {
 	confirmed    time.Time // when the primary was last confirmed
 	flight       *flight   // the discovery running now, nil when none
 	next         int       // routeAnyNode: the seed to try next
+	closed       bool      // no discovery starts any more
 }
+
+// errRouterClosed fails the searches asked for after the client closed.
+var errRouterClosed = &ConnError{Op: "find primary", Err: errors.New("iggy: client closed")}
 
 // flight is one discovery; waiters block on done.
 type flight struct {
@@ -105,9 +109,17 @@ func (r *router) clusterLocked() bool {
 	return len(r.seeds) > 1 || r.size > 1
 }
 
-// close ends a running discovery and waits for it.
-func (r *router) close() {
+// shutdown ends a running discovery and starts no other.
+func (r *router) shutdown() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
 	r.cancel()
+}
+
+// close shuts the router down and waits for a running discovery to end.
+func (r *router) close() {
+	r.shutdown()
 	r.wg.Wait()
 }
 
@@ -218,6 +230,11 @@ func (r *router) observeRoster(md *ClusterMetadata) {
 func (r *router) startLocked() *flight {
 	if r.flight != nil {
 		return r.flight
+	}
+	if r.closed {
+		f := &flight{done: make(chan struct{}), err: errRouterClosed}
+		close(f.done)
+		return f
 	}
 	f := &flight{done: make(chan struct{})}
 	r.flight = f
