@@ -330,6 +330,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// unknownOutcomeError is a TransientNotAccepted (58) answering the resend of a request whose
+// first answer was TransientNotCommitted (57): the request may have been committed under the
+// old view, so it counts as sent and maybe applied, never as "not admitted". It does not
+// unwrap to the *Error on purpose.
+type unknownOutcomeError struct{ cause *Error }
+
+func (e *unknownOutcomeError) Error() string {
+	return "outcome unknown: not committed, then " + e.cause.Error()
+}
+
 // errSessionLost marks failures after which the server holds no session for this connection
 // and did not execute the request: evictions, Unauthenticated, and the empty SendMessages
 // reply of a dead session.
@@ -494,6 +504,7 @@ func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint3
 	})
 	cn.wbuf = frame
 
+	notCommitted := false // a TransientNotCommitted left this request's outcome unknown
 	for {
 		var n int64
 		if tail == nil {
@@ -513,10 +524,16 @@ func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint3
 		if err == nil || !errors.As(err, &se) || errors.Is(err, errSessionLost) {
 			return payload, sent, err
 		}
+		if se.Code == CodeTransientNotAccepted && notCommitted {
+			// The node no longer takes the request (a view change), but the first send may
+			// have been committed before it: that is no "not admitted anywhere".
+			return nil, sent, &unknownOutcomeError{cause: se}
+		}
 		if se.Code != CodeTransientNotCommitted {
 			return nil, sent, se
 		}
 		// Outcome unknown: the same frame (same request number) asks again.
+		notCommitted = true
 		if serr := sleep(ctx, transientInterval); serr != nil {
 			return nil, sent, se
 		}
