@@ -270,12 +270,13 @@ func (r *router) finish(f *flight, addr string, err error) {
 		r.troubleSince = time.Time{}
 	}
 	r.mu.Unlock()
-	close(f.done)
+	// Before the waiters go on: the move is reported before any request runs on it.
 	if moved {
 		if po, ok := r.cfg.Observer.(PrimaryObserver); ok {
 			po.PrimaryChanged(from, addr, resume)
 		}
 	}
+	close(f.done)
 }
 
 // discover finds the node that is primary: it logs in to the known nodes and seeds in turn
