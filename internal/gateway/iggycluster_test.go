@@ -166,3 +166,73 @@ func TestIggyClusterFailoverKeepsProducing(t *testing.T) {
 		t.Error("no log line for the move to the new primary")
 	}
 }
+
+// The death of a backup moves nothing; the old primary restarted rejoins as a backup and the
+// gateway stays on the new primary; records produced through it all are read back once.
+func TestIggyClusterBackupDeathAndRejoin(t *testing.T) {
+	c := clustertest.Start(t, time.Second)
+	c.RequireFaults(t)
+	old := iggyPrimary(t, c)
+	g, _ := start(t, nil, bridgeEnv(c.Seeds(0, 1, 2), c.Password, "IGGY_KAFKA_IGGY_USERNAME="+c.Username)...)
+	ctx := testCtx(t)
+	var suffix [4]byte
+	_, _ = rand.Read(suffix[:])
+	topic := "rejoin-" + hex.EncodeToString(suffix[:])
+	adm := admin(t, g.kafkaAddr())
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	producer := kafkaClient(t, g.kafkaAddr(), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	n := 0
+	produce := func(phase string) {
+		t.Helper()
+		for range 20 {
+			v := fmt.Sprintf("%s-%d", phase, n)
+			n++
+			if err := producer.ProduceSync(ctx, kgo.StringRecord(v)).FirstErr(); err != nil {
+				t.Fatalf("%s: produce %s: %v", phase, v, err)
+			}
+		}
+	}
+	produce("before")
+	backup := c.Others(old)[0]
+	c.Kill(t, backup)
+	produce("backup-dead")
+	if f := g.iggy.Failovers(); f != 0 || c.Index(g.iggy.Primary()) != old {
+		t.Fatalf("after a backup died: primary %s, %d failovers; want node %d, none", g.iggy.Primary(), f, old)
+	}
+	c.Restart(t, backup)
+	c.Kill(t, old)
+	produce("primary-dead")
+	c.Restart(t, old)
+	produce("rejoined")
+	if now := c.Index(g.iggy.Primary()); now == old || now < 0 || g.iggy.Failovers() != 1 {
+		t.Fatalf("after the old primary rejoined: primary %s, %d failovers; want another node than %d, one failover",
+			g.iggy.Primary(), g.iggy.Failovers(), old)
+	}
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic+"-after"); err != nil {
+		t.Errorf("CreateTopics after the rejoin: %v", err)
+	}
+
+	consumer := kafkaClient(t, g.kafkaAddr(), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[string]int{}
+	for read := 0; read < n; {
+		fs := consumer.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("%d of %d records consumed: %v", read, n, err)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			seen[string(r.Value)]++
+			read++
+		})
+	}
+	if len(seen) != n {
+		t.Errorf("read %d distinct records of %d produced", len(seen), n)
+	}
+	for v, k := range seen {
+		if k != 1 {
+			t.Errorf("record %s read %d times", v, k)
+		}
+	}
+}
