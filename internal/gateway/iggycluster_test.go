@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -43,7 +44,9 @@ type produced struct {
 
 // A gateway given the nodes of an Iggy cluster, a backup first, finds the primary, and when the
 // primary dies it follows the new one without a restart: producing with acks=all goes on, and
-// every acknowledged record is read back exactly once (docs/DEPLOYMENT.md, "An Iggy cluster").
+// every acknowledged record is read back exactly once, by a consumer that read all along
+// through the failover and by one that starts afterwards (docs/DEPLOYMENT.md, "An Iggy
+// cluster").
 func TestIggyClusterFailoverKeepsProducing(t *testing.T) {
 	c := clustertest.Start(t, 2*time.Second)
 	c.RequireFaults(t)
@@ -59,6 +62,21 @@ func TestIggyClusterFailoverKeepsProducing(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 2, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}
+
+	// A consumer reads all along, through the failover.
+	live := kafkaClient(t, g.kafkaAddr(), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var liveMu sync.Mutex
+	liveSeen := map[string]int{}
+	liveCtx, stopLive := context.WithCancel(ctx)
+	var liveWG sync.WaitGroup
+	liveWG.Go(func() {
+		for liveCtx.Err() == nil {
+			fs := live.PollFetches(liveCtx)
+			liveMu.Lock()
+			fs.EachRecord(func(r *kgo.Record) { liveSeen[string(r.Value)]++ })
+			liveMu.Unlock()
+		}
+	})
 
 	p := &produced{acked: map[string]bool{}, failed: map[string]error{}}
 	producer := kafkaClient(t, g.kafkaAddr(), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -140,11 +158,25 @@ func TestIggyClusterFailoverKeepsProducing(t *testing.T) {
 			read++
 		})
 	}
+	waitFor(t, "the consumer that read through the failover to catch up", func() bool {
+		liveMu.Lock()
+		defer liveMu.Unlock()
+		n := 0
+		for _, k := range liveSeen {
+			n += k
+		}
+		return int64(n) >= total
+	})
+	stopLive()
+	liveWG.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for v := range p.acked {
 		if seen[v] != 1 {
 			t.Errorf("acknowledged record %s read %d times", v, seen[v])
+		}
+		if liveSeen[v] != 1 {
+			t.Errorf("acknowledged record %s read %d times by the consumer that read through the failover", v, liveSeen[v])
 		}
 	}
 	for v, n := range seen {

@@ -430,3 +430,22 @@ func TestClusterLeaderlessLongerThanTheBudgetFails(t *testing.T) {
 		t.Errorf("the send took %v to fail with a 500 ms failover budget", took)
 	}
 }
+
+// A login check (VerifyLogin, SASL) is answered by the first seed that answers: any node of a
+// cluster checks a login, and a dead seed is skipped.
+func TestClusterVerifyLoginSkipsADeadSeed(t *testing.T) {
+	c := clustertest.Start(t, time.Second)
+	c.RequireFaults(t)
+	p := currentPrimary(t, c)
+	dead := c.Others(p)[0]
+	c.Kill(t, dead)
+	t.Cleanup(func() { c.Restart(t, dead) })
+	cfg := clusterConfig(c, c.Seeds(dead, c.Others(p)[1], p))
+	u, err := VerifyLogin(testCtx(t), cfg, c.Username, c.Password)
+	if err != nil || u.Username != c.Username {
+		t.Fatalf("VerifyLogin with a dead seed first: %+v, %v", u, err)
+	}
+	if _, err := VerifyLogin(testCtx(t), cfg, c.Username, "not-the-password"); !IsCode(err, CodeInvalidCredentials) {
+		t.Fatalf("VerifyLogin with a wrong password: %v, want error 42", err)
+	}
+}
