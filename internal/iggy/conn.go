@@ -240,7 +240,8 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 		if cn.nc == nil {
 			if err := cn.connect(ctx); err != nil {
 				var se *Error
-				if errors.As(err, &se) || ctx.Err() != nil || attempt >= maxSessionAttempts {
+				// A search for the primary that failed has used the whole failover budget.
+				if errors.As(err, &se) || errors.Is(err, errNoPrimary) || ctx.Err() != nil || attempt >= maxSessionAttempts {
 					return err
 				}
 				if sleep(ctx, backoff(attempt)) != nil {
@@ -465,7 +466,8 @@ func (cn *Conn) drop() {
 
 // roundTrip writes one request frame and reads its reply, resending the identical frame on
 // TransientNotCommitted (outcome unknown: only the same request number on the same session is
-// safe). TransientNotAccepted is returned: exchangeLocked decides where to send it again. It returns the reply payload (after the
+// safe); a TransientNotAccepted is returned, for exchangeLocked to decide where to send it
+// again. It returns the reply payload (after the
 // result section for result-framed replies), which aliases cn.rbuf, and whether the request
 // was written (a write that failed before its first byte sent nothing). Errors: *Error for a
 // server rejection, a sessionLostError, or an I/O or protocol error after which the

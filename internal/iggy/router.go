@@ -43,6 +43,10 @@ const (
 // errNoLeader: a roster named no healthy leader (the cluster is between primaries).
 var errNoLeader = errors.New("the Iggy roster names no healthy leader")
 
+// errNoPrimary is wrapped by the error of a search for the primary that found none within
+// Config.FailoverTimeout.
+var errNoPrimary = errors.New("no Iggy primary")
+
 // router knows which Iggy node a client's connections must use. In routeLeader mode it finds
 // the primary from the seeds' rosters (GetClusterMetadata, after a login), and finds it again
 // when a connection reports that its node refused it, dropped it or answered "not admitted
@@ -331,8 +335,8 @@ func (r *router) discover() (string, error) {
 			if lastErr == nil {
 				lastErr = ctx.Err()
 			}
-			return "", &ConnError{Op: "find primary", Err: fmt.Errorf("no Iggy node of %s answered as primary within %s: %w",
-				strings.Join(r.seeds, ","), r.cfg.FailoverTimeout, lastErr)}
+			return "", &ConnError{Op: "find primary", Err: fmt.Errorf("%w: no node of %s answered as primary within %s: %w",
+				errNoPrimary, strings.Join(r.seeds, ","), r.cfg.FailoverTimeout, lastErr)}
 		}
 	}
 }
