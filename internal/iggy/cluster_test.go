@@ -429,6 +429,20 @@ func TestClusterLeaderlessLongerThanTheBudgetFails(t *testing.T) {
 	if took > 5*time.Second {
 		t.Errorf("the send took %v to fail with a 500 ms failover budget", took)
 	}
+	// With every node dead the search ends the call once, after one budget, not once per
+	// session retry.
+	for i := range c.Addrs {
+		c.Mem.Kill(i)
+	}
+	start = time.Now()
+	_, err = cl.GetStreams(testCtx(t))
+	took = time.Since(start)
+	if !errors.Is(err, ErrConnection) || !errors.Is(err, errNoPrimary) {
+		t.Fatalf("read with every node dead: %v; want a connection error saying no primary was found", err)
+	}
+	if took > 1800*time.Millisecond {
+		t.Errorf("the read took %v to fail with a 500 ms failover budget", took)
+	}
 }
 
 // A login check (VerifyLogin, SASL) is answered by the first seed that answers: any node of a
