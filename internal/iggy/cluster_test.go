@@ -298,6 +298,11 @@ func TestClusterWritesResumeAfterThePrimaryDies(t *testing.T) {
 		m[len(m)-1].resume <= 0 || m[len(m)-1].resume > failoverBudget {
 		t.Errorf("PrimaryChanged events %+v, want a move from node %d to node %d with a resume time within %v", m, old, now, failoverBudget)
 	}
+	for i, cn := range cl.conns {
+		if a := cn.Addr(); a != "" && c.Index(a) != now {
+			t.Errorf("pool connection %d is on %s, not on the new primary (node %d)", i, a, now)
+		}
+	}
 	checkExactlyOnce(t, cl, stream, topic, l)
 	// Administration follows too.
 	if _, err := cl.CreateTopic(testCtx(t), Name(stream), "after", 1, TopicOptions{}); err != nil {
