@@ -117,7 +117,7 @@ type Config struct {
 // Bridge is the connection to Iggy.
 type Bridge struct {
 	Enabled     bool
-	Addr        string
+	Addr        string // one host:port, or a comma-separated seed list of an Iggy cluster
 	Username    string
 	Password    Secret
 	RetryWindow time.Duration

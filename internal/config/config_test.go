@@ -358,3 +358,37 @@ func TestMetricsExposureWarning(t *testing.T) {
 		}
 	}
 }
+
+func TestIggySeedList(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        string // the stored list; empty when the value is refused
+		errPart     string // what the refusal must name
+	}{
+		{"one address", "iggy:8090", "iggy:8090", ""},
+		{"three seeds", "iggy-0:8090,iggy-1:8091,iggy-2:8092", "iggy-0:8090,iggy-1:8091,iggy-2:8092", ""},
+		{"spaces trimmed", " iggy-0:8090 , [::1]:8091", "iggy-0:8090,[::1]:8091", ""},
+		{"bad entry named", "iggy-0:8090,iggy-1", "", `entry 2 "iggy-1" is not host:port`},
+		{"bad port named", "iggy-0:8090,iggy-1:99999", "", `"iggy-1:99999"`},
+		{"empty entry", "iggy-0:8090,,iggy-2:8092", "", "entry 2 is empty"},
+		{"trailing comma", "iggy-0:8090,", "", "entry 2 is empty"},
+		{"duplicate", "iggy-0:8090,iggy-0:8090", "", `"iggy-0:8090" is listed twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := load(t, nil, "IGGY_KAFKA_IGGY_ADDR="+tt.value)
+			if tt.want != "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Bridge.Addr != tt.want {
+					t.Errorf("Bridge.Addr = %q, want %q", c.Bridge.Addr, tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.errPart) || !strings.Contains(err.Error(), "IGGY_KAFKA_IGGY_ADDR") {
+				t.Errorf("err = %v, want one naming IGGY_KAFKA_IGGY_ADDR and %s", err, tt.errPart)
+			}
+		})
+	}
+}

@@ -80,8 +80,8 @@ var settings = []*setting{
 	// Bridge to Iggy.
 	boolSetting("BRIDGE_ENABLED", false, "connect to Iggy; when off, data and topic APIs store nothing and say so",
 		func(c *Config) *bool { return &c.Bridge.Enabled }),
-	strSetting("IGGY_ADDR", "127.0.0.1:8090", "host:port", "Iggy TCP address",
-		func(c *Config, v string) error { return hostPort(v, &c.Bridge.Addr) }),
+	strSetting("IGGY_ADDR", "127.0.0.1:8090", "host:port[,host:port...]", "Iggy TCP address, or the seed nodes of an Iggy cluster: the gateway reads the cluster's roster from any of them and follows its primary (docs/DEPLOYMENT.md)",
+		func(c *Config, v string) error { return seedList(v, &c.Bridge.Addr) }),
 	strSetting("IGGY_USERNAME", "iggy", "user name", "Iggy account of the bridge",
 		func(c *Config, v string) error { c.Bridge.Username = v; return nil }),
 	{name: "IGGY_PASSWORD", form: "password", secret: true,
@@ -93,7 +93,7 @@ var settings = []*setting{
 		func(c *Config) *int { return &c.Bridge.PoolSize }),
 	boolSetting("IGGY_TLS_ENABLED", false, "TLS on the gateway→Iggy connection",
 		func(c *Config) *bool { return &c.Bridge.TLSEnabled }),
-	strSetting("IGGY_TLS_DOMAIN", "", "host name", "server name checked on the Iggy TLS connection (default: from IGGY_ADDR)",
+	strSetting("IGGY_TLS_DOMAIN", "", "host name", "server name checked on the Iggy TLS connection (default: the host of the IGGY_ADDR entry or roster node dialled)",
 		func(c *Config, v string) error { c.Bridge.TLSDomain = v; return nil }),
 	strSetting("IGGY_TLS_CA_FILE", "", "PEM file", "roots for the Iggy TLS connection (default: system roots)",
 		func(c *Config, v string) error { c.Bridge.TLSCAFile = v; return nil }),
@@ -289,6 +289,29 @@ func hostPort(v string, dst *string) error {
 		return errBadForm
 	}
 	*dst = v
+	return nil
+}
+
+// seedList accepts one host:port or a comma-separated list of them (Kafka's bootstrap.servers
+// form), naming the entry that is not one, and stores the list with spaces trimmed.
+func seedList(v string, dst *string) error {
+	entries := strings.Split(v, ",")
+	seen := make(map[string]bool, len(entries))
+	for i, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			return fmt.Errorf("entry %d is empty", i+1)
+		}
+		if _, _, err := splitHostPort(e); err != nil {
+			return fmt.Errorf("entry %d %q is not host:port", i+1, e)
+		}
+		if seen[e] {
+			return fmt.Errorf("entry %q is listed twice", e)
+		}
+		seen[e] = true
+		entries[i] = e
+	}
+	*dst = strings.Join(entries, ",")
 	return nil
 }
 

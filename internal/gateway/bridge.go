@@ -49,7 +49,8 @@ func connectBridge(ctx context.Context, b config.Bridge, log *slog.Logger, onRec
 	for attempt := 1; ; attempt++ {
 		cl, err := iggy.Dial(ctx, cfg)
 		if err == nil {
-			log.Info("connected to Iggy", "iggy_addr", b.Addr, "username", b.Username, "attempts", attempt)
+			log.Info("connected to Iggy", "iggy_addr", b.Addr, "iggy_primary", cl.Primary(), "iggy_nodes", cl.ClusterSize(),
+				"username", b.Username, "attempts", attempt)
 			return cl, nil
 		}
 		if ctx.Err() != nil {

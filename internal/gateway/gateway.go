@@ -147,6 +147,7 @@ func (g *Gateway) start(ctx context.Context) error {
 			opts.OnTruncation = g.metrics.PartitionTruncated
 		}
 		opts.Iggy = cl
+		opts.IggyNodes = cl.ClusterSize // the replication Kafka tools are told of
 		opts.Offsets = g.offsets
 		opts.ClusterID = broker.ClusterID(clusterSeed(ctx, cl, cfg.Bridge.Addr))
 	} else {

@@ -63,10 +63,29 @@ func (o *bridgeObserver) LoginRejected(err error) {
 	}
 }
 
-// watchBridge exports the Iggy pool's state and the coordinator log's size.
+// PrimaryChanged logs one line per move of the bridge to another Iggy node and records it
+// (iggy.PrimaryObserver; docs/DEPLOYMENT.md, "An Iggy cluster").
+func (o *bridgeObserver) PrimaryChanged(from, to string, resume time.Duration) {
+	g := o.g
+	if g.metrics != nil {
+		g.metrics.PrimaryChanged(from, to, resume)
+	}
+	if from == "" {
+		g.log.Info("found the Iggy primary", "iggy_primary", to, "event", "iggy_primary_found")
+		return
+	}
+	g.log.Warn("the Iggy primary moved: the bridge follows it", "iggy_primary", to, "previous", from,
+		"without_primary", resume, "event", "iggy_failover")
+}
+
+// watchBridge exports the Iggy pool's state, the Iggy primary and the coordinator log's size.
 func (g *Gateway) watchBridge(cl *iggy.Client) {
 	if g.metrics == nil {
 		return
+	}
+	if p := cl.Primary(); p != "" {
+		// A client given one address never reports finding it: that address is the primary.
+		g.metrics.PrimaryChanged("", p, 0)
 	}
 	g.metrics.WatchPool(cl.PoolStats)
 	g.metrics.WatchCoordinatorLog((&logSize{api: cl, log: g.log}).read)

@@ -12,29 +12,34 @@ import (
 // is idle it waits for the first one that any other call gives back. Client implements API.
 type Client struct {
 	commands
-	cfg   *Config
-	conns []*Conn
-	idle  chan *Conn // the connections no call holds; a call takes one and gives it back
+	cfg    *Config
+	router *router // the primary every connection follows (router.go)
+	conns  []*Conn
+	idle   chan *Conn // the connections no call holds; a call takes one and gives it back
 
 	waiting atomic.Int64 // calls waiting for a connection
 
 	mu       sync.Mutex
 	acquired map[*Conn]struct{}
 	closed   bool
+
+	stopRoster context.CancelFunc
+	rosterDone chan struct{}
 }
 
 var _ API = (*Client)(nil)
 
-// Dial opens cfg.PoolSize connections and logs each in. It fails if any of them cannot.
+// Dial finds the primary among cfg.Addr's nodes, opens cfg.PoolSize connections to it and logs
+// each in. It fails if any of them cannot.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c, err := cfg.normalize()
 	if err != nil {
 		return nil, err
 	}
-	cl := &Client{cfg: c, acquired: map[*Conn]struct{}{}, idle: make(chan *Conn, c.PoolSize)}
+	cl := &Client{cfg: c, router: newRouter(c, routeLeader), acquired: map[*Conn]struct{}{}, idle: make(chan *Conn, c.PoolSize)}
 	cl.commands = commands{x: cl}
 	for range c.PoolSize {
-		cn, err := dialConn(ctx, c)
+		cn, err := dialConn(ctx, c, cl.router)
 		if err != nil {
 			cl.Close()
 			return nil, err
@@ -42,7 +47,62 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		cl.conns = append(cl.conns, cn)
 		cl.idle <- cn
 	}
+	if c.RosterInterval > 0 {
+		cl.readRoster(ctx)
+		var rctx context.Context
+		rctx, cl.stopRoster = context.WithCancel(context.Background())
+		cl.rosterDone = make(chan struct{})
+		go cl.rosterLoop(rctx)
+	}
 	return cl, nil
+}
+
+// rosterLoop reads the roster on the pool every RosterInterval, so that a primary that moved
+// without failing a request of this client (a view change while the old primary lives on)
+// is followed, and the node list stays current.
+func (cl *Client) rosterLoop(stop context.Context) {
+	defer close(cl.rosterDone)
+	t := time.NewTicker(cl.cfg.RosterInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(stop, cl.cfg.RosterInterval)
+		cl.readRoster(ctx)
+		cancel()
+	}
+}
+
+// readRoster reads the roster on the pool and hands it to the router. A failure changes
+// nothing: the requests that fail say what happened, and the router acts on them.
+func (cl *Client) readRoster(ctx context.Context) {
+	if md, err := cl.GetClusterMetadata(ctx); err == nil {
+		cl.router.observeRoster(md)
+	}
+}
+
+// Primary returns the Iggy node the client sends its requests to: the cluster's primary, or
+// the one server. It is empty while the client is looking for it.
+func (cl *Client) Primary() string {
+	p, _, _ := cl.router.state()
+	return p
+}
+
+// ClusterSize returns the number of nodes of the Iggy cluster's latest roster: 1 for a server
+// without clustering (Iggy replicates every partition to every node, so this is the
+// replication factor of every partition).
+func (cl *Client) ClusterSize() int {
+	_, n, _ := cl.router.state()
+	return max(n, 1)
+}
+
+// Failovers returns how many times the client moved from one primary to another.
+func (cl *Client) Failovers() uint64 {
+	_, _, f := cl.router.state()
+	return f
 }
 
 func (cl *Client) exchange(ctx context.Context, c *call, decode func([]byte) error) (err error) {
@@ -110,7 +170,7 @@ func (cl *Client) Acquire(ctx context.Context) (cn *Conn, release func(), err er
 	if closed {
 		return nil, nil, ErrClosed
 	}
-	cn, err = dialConn(ctx, cl.cfg)
+	cn, err = dialConn(ctx, cl.cfg, cl.router)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,6 +202,10 @@ func (cl *Client) Close() error {
 		return nil
 	}
 	cl.closed = true
+	if cl.stopRoster != nil {
+		cl.stopRoster()
+	}
+	cl.router.shutdown() // a search for the primary must not hold the connections up
 	conns := append([]*Conn(nil), cl.conns...)
 	for cn := range cl.acquired {
 		conns = append(conns, cn)
@@ -153,20 +217,32 @@ func (cl *Client) Close() error {
 		wg.Go(func() { cn.Close() })
 	}
 	wg.Wait()
+	if cl.rosterDone != nil {
+		<-cl.rosterDone
+	}
+	cl.router.close()
 	return nil
 }
 
-// VerifyLogin checks username/password by logging in on a fresh connection (to cfg.Addr,
-// with cfg's TLS settings), reads the user with permissions, and logs out. Wrong credentials
+// VerifyLogin checks username/password by logging in on a fresh connection (to the first node
+// of cfg.Addr that answers: any node of a cluster checks a login), with cfg's TLS settings,
+// reads the user with permissions, and logs out. Wrong credentials
 // return an *Error (42 InvalidCredentials, 47 UserInactive, ...); an unreachable server
 // matches ErrConnection.
 func VerifyLogin(ctx context.Context, cfg Config, username, password string) (*User, error) {
 	cfg.Username, cfg.Password, cfg.Token = username, password, ""
 	cfg.PingInterval = -1
-	cn, err := DialConn(ctx, cfg)
+	c, err := cfg.normalize()
 	if err != nil {
 		return nil, err
 	}
+	r := newRouter(c, routeAnyNode)
+	cn, err := dialConn(ctx, c, r)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	cn.owns = true
 	defer cn.Close()
 	me, err := cn.GetMe(ctx)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
@@ -15,13 +16,18 @@ import (
 // Config configures a Client or Conn. Either Username/Password or Token (a personal access
 // token, logged in with code 45) must be set.
 type Config struct {
-	Addr     string // host:port of Iggy's TCP listener
+	// Addr is host:port of Iggy's TCP listener, or a comma-separated list of them: the seed
+	// nodes of an Iggy cluster. The client reads the cluster's roster (GetClusterMetadata) from
+	// any of them and sends every request to the primary, following it when it moves (see
+	// router.go and docs/DEPLOYMENT.md).
+	Addr     string
 	Username string
 	Password string
 	Token    string // personal access token; wins over Username/Password when set
 
 	// TLS, when non-nil, enables TLS with this configuration. Otherwise TLSEnabled builds one
-	// from TLSDomain (default: the host of Addr) and TLSCAFile (default: system roots).
+	// from TLSDomain and TLSCAFile (default: system roots). Without a server name (TLSDomain, or
+	// TLS.ServerName) each connection checks the host of the node it dials.
 	TLS        *tls.Config
 	TLSEnabled bool
 	TLSDomain  string
@@ -31,6 +37,12 @@ type Config struct {
 	PingInterval   time.Duration // keepalive per connection; default 5 s, negative disables
 	DialTimeout    time.Duration // TCP+TLS+login; default 10 s
 	RequestTimeout time.Duration // bound for calls whose context has no deadline; default 30 s
+	// FailoverTimeout bounds one search for the primary of an Iggy cluster (dead primary,
+	// leaderless window); default 10 s, Iggy's own budget for a client to resume.
+	FailoverTimeout time.Duration
+	// RosterInterval is how often a Client reads the roster to notice a primary that moved
+	// without failing a request; default 5 s, negative disables.
+	RosterInterval time.Duration
 
 	SDKName    string // reported at login; default "iggy-gateway-kafka"
 	SDKVersion string // reported at login; default "0.1.0"
@@ -57,6 +69,11 @@ func (cfg Config) normalize() (*Config, error) {
 	if cfg.Addr == "" {
 		return nil, errors.New("iggy: Config.Addr is required")
 	}
+	for _, a := range cfg.seeds() {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("iggy: Config.Addr entry %q: %w", a, err)
+		}
+	}
 	if cfg.Token == "" {
 		if err := wire.CheckName("username", cfg.Username); err != nil {
 			return nil, fmt.Errorf("iggy: %w", err)
@@ -78,6 +95,12 @@ func (cfg Config) normalize() (*Config, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.FailoverTimeout <= 0 {
+		cfg.FailoverTimeout = DefaultFailoverTimeout
+	}
+	if cfg.RosterInterval == 0 {
+		cfg.RosterInterval = DefaultRosterInterval
 	}
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
@@ -104,15 +127,32 @@ func (cfg Config) normalize() (*Config, error) {
 	return &cfg, nil
 }
 
-func (cfg *Config) buildTLS() (*tls.Config, error) {
-	t := &tls.Config{ServerName: cfg.TLSDomain, MinVersion: tls.VersionTLS12}
-	if t.ServerName == "" {
-		host, _, err := net.SplitHostPort(cfg.Addr)
-		if err != nil {
-			return nil, fmt.Errorf("iggy: TLS server name from %q: %w", cfg.Addr, err)
+// seeds returns the addresses of Addr.
+func (cfg *Config) seeds() []string {
+	var out []string
+	for a := range strings.SplitSeq(cfg.Addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
 		}
+	}
+	return out
+}
+
+// tlsFor returns the TLS configuration for a connection to addr: the server name is the host
+// dialled unless one is configured.
+func (cfg *Config) tlsFor(addr string) *tls.Config {
+	if cfg.TLS.ServerName != "" {
+		return cfg.TLS
+	}
+	t := cfg.TLS.Clone()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
 		t.ServerName = host
 	}
+	return t
+}
+
+func (cfg *Config) buildTLS() (*tls.Config, error) {
+	t := &tls.Config{ServerName: cfg.TLSDomain, MinVersion: tls.VersionTLS12}
 	if cfg.TLSCAFile != "" {
 		pem, err := os.ReadFile(cfg.TLSCAFile)
 		if err != nil {

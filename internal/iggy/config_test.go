@@ -11,12 +11,26 @@ func TestConfigNormalize(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.PoolSize != DefaultPoolSize || c.PingInterval != DefaultPingInterval || c.DialTimeout != DefaultDialTimeout ||
-		c.RequestTimeout != DefaultRequestTimeout || c.SDKName == "" || c.SDKVersion == "" || c.TLS != nil {
+		c.RequestTimeout != DefaultRequestTimeout || c.SDKName == "" || c.SDKVersion == "" || c.TLS != nil ||
+		c.FailoverTimeout != DefaultFailoverTimeout || c.RosterInterval != DefaultRosterInterval {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
-	c, err = Config{Addr: "iggy.example:8090", Token: "t", TLSEnabled: true}.normalize()
-	if err != nil || c.TLS == nil || c.TLS.ServerName != "iggy.example" {
-		t.Fatalf("TLS from address: %+v, %v", c, err)
+	// Without a TLS domain each connection checks the host it dials: seeds and roster nodes.
+	c, err = Config{Addr: "iggy-0.example:8090, iggy-1.example:8090", Token: "t", TLSEnabled: true}.normalize()
+	if err != nil || c.TLS == nil || c.TLS.ServerName != "" {
+		t.Fatalf("TLS without a domain: %+v, %v", c, err)
+	}
+	if got := strings.Join(c.seeds(), " "); got != "iggy-0.example:8090 iggy-1.example:8090" {
+		t.Errorf("seeds = %q", got)
+	}
+	for addr, want := range map[string]string{"iggy-1.example:8090": "iggy-1.example", "10.0.0.3:8090": "10.0.0.3"} {
+		if got := c.tlsFor(addr).ServerName; got != want {
+			t.Errorf("TLS server name for %s = %q, want %q", addr, got, want)
+		}
+	}
+	c, err = Config{Addr: "iggy-0.example:8090", Token: "t", TLSEnabled: true, TLSDomain: "iggy.example"}.normalize()
+	if err != nil || c.tlsFor("10.0.0.3:8090").ServerName != "iggy.example" {
+		t.Fatalf("TLS domain not used for every node: %+v, %v", c, err)
 	}
 	for name, bad := range map[string]Config{
 		"no address":    {Username: "iggy"},
@@ -24,7 +38,8 @@ func TestConfigNormalize(t *testing.T) {
 		"long password": {Addr: "a:1", Username: "iggy", Password: strings.Repeat("p", 256)},
 		"long token":    {Addr: "a:1", Token: strings.Repeat("t", 256)},
 		"long sdk name": {Addr: "a:1", Username: "iggy", SDKName: strings.Repeat("s", 256)},
-		"bad tls addr":  {Addr: "nohostport", Username: "iggy", TLSEnabled: true},
+		"bad address":   {Addr: "nohostport", Username: "iggy"},
+		"bad seed":      {Addr: "a:1,nohostport", Username: "iggy"},
 	} {
 		if _, err := bad.normalize(); err == nil {
 			t.Errorf("%s: accepted", name)

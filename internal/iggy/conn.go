@@ -14,12 +14,12 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/wire"
 )
 
-// Retry pacing, as Iggy's own SDKs pace it for protocol 0.11.0: TransientNotCommitted is resent every 50 ms until the
-// deadline, TransientNotAccepted is retried with backoff for about 2 s, and a lost session is
-// re-established a few times before the call gives up.
+// Retry pacing, as Iggy's own SDKs pace it for protocol 0.11.0: TransientNotCommitted is resent
+// every 50 ms until the deadline, and a lost session is re-established a few times before the
+// call gives up. TransientNotAccepted is retried while the router checks the roster, for up to
+// Config.FailoverTimeout (the SDK retries it for 2 s, then rechecks the leader).
 const (
 	transientInterval  = 50 * time.Millisecond
-	notAcceptedBudget  = 2 * time.Second
 	maxBackoff         = time.Second
 	maxSessionAttempts = 4
 )
@@ -31,12 +31,16 @@ const (
 // implements API.
 type Conn struct {
 	commands
-	cfg *Config
+	cfg    *Config
+	router *router // which node to dial; shared by a Client's connections
+	owns   bool    // the router is this connection's own (DialConn), closed with it
 
 	sem chan struct{} // one token: held for a whole exchange
 
 	// Guarded by sem.
 	nc      net.Conn
+	addr    string // the node nc is connected to
+	gen     uint64 // the router's generation when nc connected
 	br      *bufio.Reader
 	client  [16]byte
 	session uint64
@@ -67,11 +71,19 @@ func DialConn(ctx context.Context, cfg Config) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dialConn(ctx, c)
+	r := newRouter(c, routeLeader)
+	cn, err := dialConn(ctx, c, r)
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	cn.owns = true
+	return cn, nil
 }
 
-func dialConn(ctx context.Context, cfg *Config) (*Conn, error) {
-	cn := &Conn{cfg: cfg, sem: make(chan struct{}, 1), interrupted: make(chan struct{}, 1)}
+// dialConn opens a connection to the node r picks and logs in.
+func dialConn(ctx context.Context, cfg *Config, r *router) (*Conn, error) {
+	cn := &Conn{cfg: cfg, router: r, sem: make(chan struct{}, 1), interrupted: make(chan struct{}, 1)}
 	cn.commands = commands{x: cn}
 	cn.sem <- struct{}{}
 	err := cn.connect(ctx)
@@ -135,8 +147,35 @@ func (cn *Conn) Close() error {
 			cn.drop()
 		}
 		cn.closed = true
+		if cn.owns {
+			cn.router.close()
+		}
 	})
 	return nil
+}
+
+// abandon closes a connection that never pinged, without logging out: the server ends the
+// session when the socket closes. Probes use it, so that a dying node cannot hold them up.
+func (cn *Conn) abandon() {
+	cn.sem <- struct{}{}
+	defer cn.unlock()
+	cn.drop()
+	cn.closed = true
+	if cn.owns {
+		cn.router.close()
+	}
+}
+
+// Addr returns the node the connection is connected to (empty while it is not).
+func (cn *Conn) Addr() string {
+	if cn.lock(context.Background()) != nil {
+		return ""
+	}
+	defer cn.unlock()
+	if cn.nc == nil {
+		return ""
+	}
+	return cn.addr
 }
 
 func (cn *Conn) pingLoop(stop context.Context) {
@@ -175,7 +214,10 @@ func observe(o Observer, code uint32, start time.Time, err *error) {
 // that cannot apply it twice: when it was not sent, when the server refused it without
 // executing it (eviction, Unauthenticated), or when it is idempotent or deduplicated (reads,
 // metadata operations, consumer-offset stores). Otherwise it returns a *ConnError with Sent
-// set.
+// set. It follows the router: a connection to a node that is no longer the primary is
+// dropped before the next send, and a TransientNotAccepted (the request was not admitted,
+// so it may go anywhere) has the router check the roster and is sent again, to the new
+// primary if there is one, for up to Config.FailoverTimeout.
 func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte) error) error {
 	name := commandName(c.code)
 	if _, ok := ctx.Deadline(); !ok {
@@ -184,6 +226,7 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 		defer cancel()
 	}
 	op := wire.OperationForCode(c.code)
+	var notAcceptedSince time.Time
 	for attempt := 1; ; attempt++ {
 		if cn.closed {
 			return ErrClosed
@@ -191,10 +234,14 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 		if err := ctx.Err(); err != nil {
 			return &ConnError{Op: name, Err: err}
 		}
+		if cn.nc != nil && cn.router.moved(cn.gen) {
+			cn.drop() // nothing is in flight: the request goes to the new primary
+		}
 		if cn.nc == nil {
 			if err := cn.connect(ctx); err != nil {
 				var se *Error
-				if errors.As(err, &se) || ctx.Err() != nil || attempt >= maxSessionAttempts {
+				// A search for the primary that failed has used the whole failover budget.
+				if errors.As(err, &se) || errors.Is(err, errNoPrimary) || ctx.Err() != nil || attempt >= maxSessionAttempts {
 					return err
 				}
 				if sleep(ctx, backoff(attempt)) != nil {
@@ -227,7 +274,21 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 		}
 		var se *Error
 		if errors.As(err, &se) && !errors.Is(err, errSessionLost) {
-			return se
+			if se.Code != CodeTransientNotAccepted {
+				return se
+			}
+			// Not admitted: a backup's answer, or a primary's that cannot take it now.
+			if notAcceptedSince.IsZero() {
+				notAcceptedSince = time.Now()
+			} else if time.Since(notAcceptedSince) > cn.cfg.FailoverTimeout {
+				return se
+			}
+			cn.router.notAccepted(ctx, cn.addr, cn.gen)
+			if sleep(ctx, transientInterval) != nil {
+				return se
+			}
+			attempt-- // not a session failure: it does not count against maxSessionAttempts
+			continue
 		}
 		cn.drop()
 		if fse := (*wire.FrameSizeError)(nil); errors.As(err, &fse) {
@@ -270,6 +331,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// unknownOutcomeError is a TransientNotAccepted (58) answering the resend of a request whose
+// first answer was TransientNotCommitted (57): the request may have been committed under the
+// old view, so it counts as sent and maybe applied, never as "not admitted". It does not
+// unwrap to the *Error on purpose.
+type unknownOutcomeError struct{ cause *Error }
+
+func (e *unknownOutcomeError) Error() string {
+	return "outcome unknown: not committed, then " + e.cause.Error()
+}
+
 // errSessionLost marks failures after which the server holds no session for this connection
 // and did not execute the request: evictions, Unauthenticated, and the empty SendMessages
 // reply of a dead session.
@@ -280,17 +351,55 @@ type sessionLostError struct{ cause *Error }
 func (e *sessionLostError) Error() string   { return "session lost: " + e.cause.Error() }
 func (e *sessionLostError) Unwrap() []error { return []error{errSessionLost, e.cause} }
 
-// connect dials, optionally wraps the socket in TLS, and logs in with a fresh client id.
+// connect connects to the node the router picks. When that node refuses the connection or the
+// login for a reason a retry may fix, the router picks again (in a cluster: finds the primary
+// again), for up to Config.FailoverTimeout.
 func (cn *Conn) connect(ctx context.Context) error {
+	start := time.Now()
+	for tries := 1; ; tries++ {
+		addr, gen, err := cn.router.target(ctx)
+		if err != nil {
+			return err
+		}
+		err = cn.connectTo(ctx, addr)
+		if err == nil {
+			cn.addr, cn.gen = addr, gen
+			if cn.logins > 1 && cn.cfg.OnReconnect != nil {
+				cn.cfg.OnReconnect()
+			}
+			return nil
+		}
+		var se *Error
+		if (errors.As(err, &se) && isCredentialCode(se.Code)) || ctx.Err() != nil || time.Since(start) > cn.cfg.FailoverTimeout {
+			return err
+		}
+		if IsCode(err, CodeTransientNotAccepted) && cn.router.soleServer() {
+			// A server of its own did not admit the login now: ask it again.
+			if sleep(ctx, transientInterval) != nil {
+				return err
+			}
+			continue
+		}
+		if !cn.router.failed(addr, gen, tries) {
+			return err
+		}
+		if tries > 1 && sleep(ctx, rosterPoll) != nil {
+			return err
+		}
+	}
+}
+
+// connectTo dials addr, optionally wraps the socket in TLS, and logs in with a fresh client id.
+func (cn *Conn) connectTo(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, cn.cfg.DialTimeout)
 	defer cancel()
 	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", cn.cfg.Addr)
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return &ConnError{Op: "dial", Err: err}
 	}
 	if cn.cfg.TLS != nil {
-		tc := tls.Client(nc, cn.cfg.TLS)
+		tc := tls.Client(nc, cn.cfg.tlsFor(addr))
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
 			return &ConnError{Op: "tls handshake", Err: err}
@@ -331,9 +440,7 @@ func (cn *Conn) connect(ctx context.Context) error {
 		return &ConnError{Op: "login", Err: fmt.Errorf("malformed login reply: %w", err)}
 	}
 	cn.session, cn.counter, cn.userID = l.Session, 1, l.UserID
-	if cn.logins++; cn.logins > 1 && cn.cfg.OnReconnect != nil {
-		cn.cfg.OnReconnect()
-	}
+	cn.logins++
 	return nil
 }
 
@@ -358,7 +465,9 @@ func (cn *Conn) drop() {
 }
 
 // roundTrip writes one request frame and reads its reply, resending the identical frame on
-// TransientNotCommitted and TransientNotAccepted. It returns the reply payload (after the
+// TransientNotCommitted (outcome unknown: only the same request number on the same session is
+// safe); a TransientNotAccepted is returned, for exchangeLocked to decide where to send it
+// again. It returns the reply payload (after the
 // result section for result-framed replies), which aliases cn.rbuf, and whether the request
 // was written (a write that failed before its first byte sent nothing). Errors: *Error for a
 // server rejection, a sessionLostError, or an I/O or protocol error after which the
@@ -397,7 +506,7 @@ func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint3
 	})
 	cn.wbuf = frame
 
-	notAcceptedSince := time.Time{}
+	notCommitted := false // a TransientNotCommitted left this request's outcome unknown
 	for {
 		var n int64
 		if tail == nil {
@@ -417,18 +526,16 @@ func (cn *Conn) roundTrip(ctx context.Context, name string, op uint8, code uint3
 		if err == nil || !errors.As(err, &se) || errors.Is(err, errSessionLost) {
 			return payload, sent, err
 		}
-		switch se.Code {
-		case CodeTransientNotCommitted:
-			// Outcome unknown: the same frame (same request number) asks again.
-		case CodeTransientNotAccepted:
-			if notAcceptedSince.IsZero() {
-				notAcceptedSince = time.Now()
-			} else if time.Since(notAcceptedSince) > notAcceptedBudget {
-				return nil, sent, se
-			}
-		default:
+		if se.Code == CodeTransientNotAccepted && notCommitted {
+			// The node no longer takes the request (a view change), but the first send may
+			// have been committed before it: that is no "not admitted anywhere".
+			return nil, sent, &unknownOutcomeError{cause: se}
+		}
+		if se.Code != CodeTransientNotCommitted {
 			return nil, sent, se
 		}
+		// Outcome unknown: the same frame (same request number) asks again.
+		notCommitted = true
 		if serr := sleep(ctx, transientInterval); serr != nil {
 			return nil, sent, se
 		}

@@ -92,7 +92,8 @@ func (s *scripted) requests() []seenRequest {
 }
 
 func (s *scripted) config() Config {
-	return Config{Addr: s.ln.Addr().String(), Username: "iggy", Password: "iggy", PingInterval: -1, PoolSize: 1}
+	return Config{Addr: s.ln.Addr().String(), Username: "iggy", Password: "iggy", PingInterval: -1, PoolSize: 1,
+		RosterInterval: -1} // the script does not speak GetClusterMetadata
 }
 
 var silence = []byte{}
@@ -587,5 +588,60 @@ func TestReplyTooLarge(t *testing.T) {
 	}
 	if _, err := cn.GetStream(testCtx(t), ID(1)); err != nil {
 		t.Fatalf("GetStream on a new connection: %v", err)
+	}
+}
+
+// A request answered TransientNotCommitted (57, outcome unknown) and then, on its resend,
+// TransientNotAccepted (58: a view change moved the primary) may have been committed: a send is
+// not sent again and reports MaybeApplied, while a metadata operation, which may be replayed,
+// goes through on a new session.
+func TestNotCommittedThenNotAcceptedIsOutcomeUnknown(t *testing.T) {
+	var mu sync.Mutex
+	sends, creates := 0, 0
+	s := startScripted(t, func(_ int, h wire.RequestHeader, _ []byte) []byte {
+		mu.Lock()
+		defer mu.Unlock()
+		switch h.Operation {
+		case wire.OpRegister:
+			return nil
+		case wire.OpSendMessages:
+			sends++
+			if sends == 1 {
+				return reply(h, CodeTransientNotCommitted, nil) // a send's reply is not result-framed
+			}
+			return reply(h, CodeTransientNotAccepted, nil)
+		case wire.OpCreateStream:
+			creates++
+			switch creates {
+			case 1:
+				return reply(h, 0, wire.AppendResultError(nil, CodeTransientNotCommitted))
+			case 2:
+				return reply(h, 0, wire.AppendResultError(nil, CodeTransientNotAccepted))
+			}
+			return reply(h, 0, append(wire.AppendResultOK(nil), streamPayload("s")...))
+		}
+		return reply(h, 0, nil)
+	})
+	cn := dialScripted(t, s)
+	_, err := cn.SendMessages(testCtx(t), Name("s"), Name("t"), 0, []Message{{Payload: []byte("x")}})
+	if !MaybeApplied(err) || IsCode(err, CodeTransientNotAccepted) {
+		t.Fatalf("send answered 57 then 58: %v; want a maybe-applied connection error", err)
+	}
+	mu.Lock()
+	if sends != 2 {
+		t.Errorf("the send went out %d times, want 2 (the 57 resend only)", sends)
+	}
+	mu.Unlock()
+	if _, err := cn.CreateStream(testCtx(t), "s"); err != nil {
+		t.Fatalf("CreateStream answered 57, 58, then ok: %v", err)
+	}
+	var sessions []uint64
+	for _, r := range s.requests() {
+		if r.h.Operation == wire.OpCreateStream {
+			sessions = append(sessions, r.h.Session)
+		}
+	}
+	if len(sessions) != 3 || sessions[2] == sessions[0] {
+		t.Errorf("CreateStream sessions %v: want the replay on a new session", sessions)
 	}
 }

@@ -14,7 +14,17 @@
 // metadata operation or a consumer-offset store. A SendMessages that may have landed is not
 // replayed: the caller gets a *ConnError that matches ErrConnection and for which
 // MaybeApplied reports true. TransientNotCommitted (57) is resent as the identical frame until
-// the deadline and TransientNotAccepted (58) is retried for about two seconds.
+// the deadline; TransientNotAccepted (58: not admitted, so safe to send anywhere) is sent again
+// while the router checks the cluster's roster, for up to Config.FailoverTimeout.
+//
+// Clusters: Config.Addr may list several seed nodes of an Iggy cluster. The client reads the
+// roster (GetClusterMetadata) after a login, sends everything to the healthy Leader node, and
+// finds the primary again when its node refuses or drops connections, answers 58, or the
+// roster (read every Config.RosterInterval) names another leader; every connection of the pool
+// then moves to the new primary before its next request. It waits through a leaderless window
+// for up to Config.FailoverTimeout (10 s). Replays across a move follow the session rules
+// above: a SendMessages whose connection dropped after sending is never replayed, and its
+// error reports MaybeApplied (router.go; docs/DEPLOYMENT.md).
 //
 // Consumer-group membership belongs to a session, so a caller that joins groups uses a
 // dedicated connection from Client.Acquire; every connection pings the server periodically,

@@ -18,6 +18,16 @@ type Observer interface {
 	LoginRejected(err error)
 }
 
+// PrimaryObserver is implemented by an Observer that wants to hear which Iggy node the client
+// sends its requests to. PrimaryChanged runs once when the client first finds its primary
+// (from is empty) and at every move to another node; resume is how long requests found no
+// primary, from the first failure seen on the old one until the new one was confirmed (zero
+// for a move the roster announced while the old primary still answered). It must return
+// quickly.
+type PrimaryObserver interface {
+	PrimaryChanged(from, to string, resume time.Duration)
+}
+
 // Outcome classifies how a command ended.
 type Outcome string
 

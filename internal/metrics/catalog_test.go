@@ -104,6 +104,7 @@ func exercise(m *Metrics) {
 	m.RequestDone("PLAINTEXT", 0, time.Millisecond, 10, listener.Answered)
 	m.CommandDone("poll_messages", time.Millisecond, iggy.OutcomeOK)
 	m.LoginRejected(nil)
+	m.PrimaryChanged("127.0.0.1:8090", "127.0.0.1:8091", time.Second)
 	m.Produced("t", 1, 10)
 	m.Fetched("t", 1, 10)
 	m.LogSuppressed("connection_opened")

@@ -68,3 +68,36 @@ func TestHealthAndReadiness(t *testing.T) {
 		t.Errorf("readyz %d %q", code, body)
 	}
 }
+
+func TestIggyPrimaryAndFailovers(t *testing.T) {
+	m := New()
+	h := m.Handler(func(context.Context) error { return nil })
+	steps := []struct {
+		from, to  string
+		resume    time.Duration
+		want      []string
+		wantNot   []string
+		failovers string
+	}{
+		{"", "10.0.0.1:8090", 0, []string{`iggy_gateway_kafka_iggy_primary_info{addr="10.0.0.1:8090"} 1`}, nil, "0"},
+		{"10.0.0.1:8090", "10.0.0.2:8090", 3 * time.Second,
+			[]string{`iggy_gateway_kafka_iggy_primary_info{addr="10.0.0.2:8090"} 1`, `iggy_gateway_kafka_iggy_failover_resume_seconds_bucket{le="3.2"} 1`},
+			[]string{`addr="10.0.0.1:8090"`}, "1"},
+		// A move the roster announced: a failover without a time without primary.
+		{"10.0.0.2:8090", "10.0.0.3:8090", 0, []string{`iggy_gateway_kafka_iggy_failover_resume_seconds_count 1`}, []string{`addr="10.0.0.2:8090"`}, "2"},
+	}
+	for i, s := range steps {
+		m.PrimaryChanged(s.from, s.to, s.resume)
+		_, body := get(t, h, "/metrics")
+		for _, w := range append(s.want, "iggy_gateway_kafka_iggy_failovers_total "+s.failovers) {
+			if !strings.Contains(body, w) {
+				t.Errorf("step %d: missing %q", i, w)
+			}
+		}
+		for _, w := range s.wantNot {
+			if strings.Contains(body, w) {
+				t.Errorf("step %d: still exposes %q", i, w)
+			}
+		}
+	}
+}

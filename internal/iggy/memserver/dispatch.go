@@ -22,6 +22,11 @@ func (c *conn) handle(h *wire.RequestHeader, body []byte) bool {
 		}
 	}
 	sess := c.session()
+	if cl := c.srv.cluster; cl != nil && !cl.isPrimary(c.srv.index) && h.Operation != wire.OpNonReplicated {
+		if done, ok := c.backup(h, sess, cl); done {
+			return ok
+		}
+	}
 	switch {
 	case h.Operation == wire.OpNonReplicated:
 		if h.Code == wire.CodeLoginUser || h.Code == wire.CodeLoginWithPAT {
@@ -52,6 +57,34 @@ func (c *conn) handle(h *wire.RequestHeader, body []byte) bool {
 		return c.reply(h, codeFeatureUnavailable) == nil
 	default:
 		return c.metadataOp(h, sess, body)
+	}
+}
+
+// backup answers what a backup of a real cluster does not serve itself, and reports done; it
+// leaves reads (served from the node's own replica, here the shared state) to the caller, and
+// Register and Logout too while there is a primary (a real backup authenticates a login itself
+// and forwards the commit to the primary: core/server/src/dispatch.rs,
+// submit_register_local_or_forward). Metadata writes get the result-framed TransientNotAccepted
+// of a node that is not primary (core/metadata submit_request_in_process), partition writes the
+// status TransientNotAccepted of a non-primary partition replica (core/partitions
+// iggy_partition.rs): "not admitted here, re-issue anywhere".
+func (c *conn) backup(h *wire.RequestHeader, sess *session, cl *Cluster) (done, ok bool) {
+	switch {
+	case h.Operation == wire.OpRegister || h.Operation == wire.OpLogout:
+		if cl.hasPrimary() {
+			return false, false
+		}
+		if h.Operation == wire.OpLogout {
+			return true, c.reply(h, codeTransientNotAccepted) == nil
+		}
+		// No primary to forward the login to.
+		return true, c.reply(h, 0, wire.AppendResultError(nil, codeTransientNotAccepted)) == nil
+	case sess == nil:
+		return false, false // the caller evicts: there is no session to serve it on
+	case wire.IsPartitionOp(h.Operation):
+		return true, c.reply(h, codeTransientNotAccepted) == nil
+	default:
+		return true, c.reply(h, 0, wire.AppendResultError(nil, codeTransientNotAccepted)) == nil
 	}
 }
 

@@ -10,7 +10,8 @@
 // checked with the conformance suite against a real server (internal/iggy).
 //
 // Everything lives in process memory and is lost when the server stops. Nothing is written to
-// disk, nothing is replicated, and "committed" means "applied to the in-memory state".
+// disk, nothing is replicated (a cluster's nodes share the one state), and "committed" means
+// "applied to the in-memory state".
 //
 // Crash simulates a crash and restart of a real server: each partition follows its topic's
 // flush options (messages_required_to_save, size_of_messages_required_to_save, enforce_fsync)
@@ -40,6 +41,11 @@
 // SendMessages whose batch does not verify gets its error code as status (4027 frame checksum,
 // 4039 batch checksum, 4 otherwise) instead of no reply. Frames must number their messages
 // 0..n-1 in offset_delta, as every SDK does.
+//
+// StartCluster runs several nodes over one state as an Iggy 0.9 cluster looks to clients: one
+// primary, backups that refuse writes with TransientNotAccepted and serve reads, a roster with
+// roles, and Kill/Restart for failover tests (cluster.go; docs/DEPLOYMENT.md, "In-memory Iggy
+// cluster", lists how it differs from a real cluster).
 //
 // One goroutine serves each connection; all state sits behind one mutex.
 package memserver

@@ -20,6 +20,7 @@ const (
 	codePATAlreadyExists             uint32 = 51
 	codePATLimitReached              uint32 = 52
 	codeInvalidPATExpiry             uint32 = 56
+	codeTransientNotAccepted         uint32 = 58
 	codeStreamIDNotFound             uint32 = 1009
 	codeStreamNameAlreadyExists      uint32 = 1012
 	codeInvalidTopicSize             uint32 = 1019

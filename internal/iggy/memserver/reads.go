@@ -187,8 +187,12 @@ func (c *conn) poll(h *wire.RequestHeader, sess *session, body []byte) bool {
 	return c.answer(h, nil, out)
 }
 
-// clusterMetadata is the single synthetic leader node a server without clustering reports.
+// clusterMetadata is the cluster's roster, or the single synthetic leader node a server without
+// clustering reports.
 func (s *Server) clusterMetadata() wire.ClusterMetadata {
+	if s.cluster != nil {
+		return s.cluster.metadata()
+	}
 	host, port, _ := net.SplitHostPort(s.Addr())
 	p, _ := strconv.Atoi(port)
 	return wire.ClusterMetadata{

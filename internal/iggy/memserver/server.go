@@ -35,14 +35,21 @@ type Config struct {
 // Server is a running in-memory Iggy server. Its state is lost when it stops.
 type Server struct {
 	cfg   Config
-	ln    net.Listener
 	addr  string
 	state *state
 	log   *slog.Logger
 
+	// cluster is the cluster this server is node index of (cluster.go); nil for a single
+	// server.
+	cluster *Cluster
+	index   int
+
 	mu     sync.Mutex
+	ln     net.Listener
 	conns  map[*conn]struct{}
 	closed bool
+	// down: the node was killed (Cluster.Kill): its listener is closed until Cluster.Restart.
+	down bool
 	// crashing refuses new connections while Crash waits for the open ones to end;
 	// connsCond (on mu) is signalled whenever a connection ends.
 	crashing  bool
@@ -53,6 +60,15 @@ type Server struct {
 
 // Start listens on cfg.Addr and serves until Close.
 func Start(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return start(cfg, newState(cfg.Clock, cfg.RootUsername, cfg.RootPassword), nil, 0)
+}
+
+// withDefaults validates cfg and fills in its defaults.
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.RootUsername == "" {
 		cfg.RootUsername = "iggy"
 	}
@@ -60,36 +76,43 @@ func Start(cfg Config) (*Server, error) {
 		cfg.RootPassword = "iggy"
 	}
 	if !validUsername(cfg.RootUsername) || !validPassword(cfg.RootPassword) {
-		return nil, errors.New("memserver: root username must be 3..50 bytes and password 3..100 bytes")
+		return cfg, errors.New("memserver: root username must be 3..50 bytes and password 3..100 bytes")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
+	return cfg, nil
+}
+
+// start serves st on cfg.Addr, as node index of cl when cl is set.
+func start(cfg Config, st *state, cl *Cluster, index int) (*Server, error) {
 	log, startLog := cfg.Logger, cfg.Logger
 	if log == nil {
 		log, startLog = slog.New(slog.NewTextHandler(io.Discard, nil)), slog.Default()
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := listen(cfg.Addr, cfg.TLS)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.TLS != nil {
-		ln = tls.NewListener(ln, cfg.TLS)
-	}
 	s := &Server{
-		cfg:   cfg,
-		ln:    ln,
-		addr:  ln.Addr().String(),
-		state: newState(cfg.Clock, cfg.RootUsername, cfg.RootPassword),
-		log:   log,
-		conns: map[*conn]struct{}{},
-		stop:  make(chan struct{}),
+		cfg:     cfg,
+		ln:      ln,
+		addr:    ln.Addr().String(),
+		state:   st,
+		log:     log,
+		cluster: cl,
+		index:   index,
+		conns:   map[*conn]struct{}{},
+		stop:    make(chan struct{}),
 	}
 	s.connsCond = sync.NewCond(&s.mu)
+	if cl != nil {
+		s.log = log.With("node", index)
+	}
 	startLog.Info("in-memory Iggy server listening (NOT durable: all data is lost on exit)",
-		"addr", ln.Addr().String(), "protocol", "0.11.0", "tls", cfg.TLS != nil)
+		"addr", ln.Addr().String(), "protocol", "0.11.0", "tls", cfg.TLS != nil, "cluster_node", index, "cluster", cl != nil)
 	s.wg.Add(1)
-	go s.acceptLoop()
+	go s.acceptLoop(ln)
 	if cfg.HeartbeatInterval > 0 {
 		s.wg.Add(1)
 		go s.heartbeatLoop()
@@ -97,8 +120,52 @@ func Start(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+func listen(addr string, tc *tls.Config) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
+	}
+	return ln, nil
+}
+
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.addr }
+
+// kill closes the listener and every connection, as the death of the process looks to clients;
+// the state stays (the other nodes of a cluster share it). It reports whether the server was up.
+func (s *Server) kill() bool {
+	s.mu.Lock()
+	if s.closed || s.down {
+		s.mu.Unlock()
+		return false
+	}
+	s.down = true
+	ln := s.ln
+	s.mu.Unlock()
+	_ = ln.Close()
+	s.DropConnections()
+	return true
+}
+
+// restart listens again on the address a kill closed.
+func (s *Server) restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || !s.down {
+		return nil
+	}
+	ln, err := listen(s.addr, s.cfg.TLS)
+	if err != nil {
+		return err
+	}
+	s.ln, s.down = ln, false
+	s.wg.Add(1)
+	go s.acceptLoop(ln)
+	return nil
+}
 
 // Close stops listening, drops every connection and waits for their goroutines.
 func (s *Server) Close() error {
@@ -109,8 +176,12 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.stop)
+	ln, down := s.ln, s.down
 	s.mu.Unlock()
-	err := s.ln.Close()
+	var err error
+	if !down {
+		err = ln.Close()
+	}
 	s.DropConnections()
 	s.wg.Wait()
 	return err
@@ -135,10 +206,10 @@ func (s *Server) openConns() []*conn {
 	return conns
 }
 
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -156,7 +227,7 @@ func (s *Server) acceptLoop() {
 			nc.Close()
 			return
 		}
-		if s.crashing {
+		if s.crashing || s.down {
 			s.mu.Unlock()
 			nc.Close()
 			continue

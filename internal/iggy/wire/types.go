@@ -293,9 +293,22 @@ type ClusterNode struct {
 	Name                                string
 	IP                                  string
 	TCPPort, QUICPort, HTTPPort, WSPort uint16
-	Role                                uint8 // 0 leader, 1 follower
-	Status                              uint8 // 0 healthy ...
+	Role                                uint8 // NodeRoleLeader or NodeRoleFollower
+	Status                              uint8 // NodeStatusHealthy, ...
 }
+
+// ClusterNode roles and statuses (iggy_common ClusterNodeRole, ClusterNodeStatus).
+const (
+	NodeRoleLeader   uint8 = 0
+	NodeRoleFollower uint8 = 1
+
+	NodeStatusHealthy     uint8 = 0
+	NodeStatusStarting    uint8 = 1
+	NodeStatusStopping    uint8 = 2
+	NodeStatusUnreachable uint8 = 3
+	NodeStatusMaintenance uint8 = 4
+	NodeStatusUnknown     uint8 = 5
+)
 
 // PersonalAccessToken is one entry of GetPATs.
 type PersonalAccessToken struct {
