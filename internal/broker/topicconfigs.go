@@ -282,8 +282,8 @@ func (b *Broker) brokerConfigEntries() []configEntry {
 	entries := []configEntry{
 		static("auto.create.topics.enable", strconv.FormatBool(b.cfg.AutoCreateTopics), kmsg.ConfigTypeBoolean,
 			"Whether Metadata creates missing topics (IGGY_KAFKA_AUTO_CREATE_TOPICS_ENABLED)."),
-		fixed("default.replication.factor", "1", kmsg.ConfigTypeInt,
-			"Kafka sees one replica per partition: Iggy replicates partitions by its own policy."),
+		fixed("default.replication.factor", strconv.Itoa(b.iggyCopies()), kmsg.ConfigTypeInt,
+			"The Iggy nodes behind the gateway: Iggy replicates every partition to every node of its cluster (docs/DEPLOYMENT.md)."),
 		fixed("delete.topic.enable", "true", kmsg.ConfigTypeBoolean,
 			"DeleteTopics deletes the Iggy topic (its stream is kept)."),
 		fixed(brokerRetentionBytes, defaultRetentionValue, kmsg.ConfigTypeLong,

@@ -65,7 +65,7 @@ var table = []API{
 	{Key: 18, Name: "ApiVersions", Min: 0, Max: 4,
 		Note: "unsupported version → v0 body, error 35 and the full list (KIP-511); no finalized features"},
 	{Key: 19, Name: "CreateTopics", Min: 2, Max: 7,
-		Note: "configs: retention.*, flush.* and the stored configs of docs/TOPIC-CONFIGS.md (else 40); replication factor 1 or -1 (else 38); manual assignments only onto this gateway; no topic ids"},
+		Note: "configs: retention.*, flush.* and the stored configs of docs/TOPIC-CONFIGS.md (else 40); replication factor 1 up to the Iggy cluster's size, or -1 (else 38); manual assignments only onto this gateway; no topic ids"},
 	{Key: 20, Name: "DeleteTopics", Min: 1, Max: 6, Note: "the Iggy stream is kept; by topic id (v6) → 100 UNKNOWN_TOPIC_ID"},
 	{Key: 21, Name: "DeleteRecords", Min: 0, Max: 2,
 		Note: "raises a durable per-partition log start offset kept by the gateway (topic-state log), honoured by Fetch and ListOffsets; Iggy's messages stay until its retention removes them"},
