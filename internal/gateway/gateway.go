@@ -18,6 +18,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
+	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
@@ -99,7 +100,9 @@ func (g *Gateway) start(ctx context.Context) error {
 			return err
 		}
 	}
-	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free"), LogLimiter: g.logLimit}
+	groupsCfg := groups.DefaultConfig()
+	groupsCfg.InitialRebalanceDelay = cfg.GroupInitialRebalanceDelay
+	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free"), LogLimiter: g.logLimit, Groups: &groupsCfg}
 	if g.metrics != nil {
 		opts.DataObserver = g.metrics
 	}
