@@ -138,7 +138,7 @@ var settings = []*setting{
 		func(c *Config) *int { return &c.Limits.MaxRequestMemoryPerAddress }),
 	intSetting("MAX_CONNECTIONS", 1024, 1, 1<<20, "Kafka connections served at once; more are closed on accept",
 		func(c *Config) *int { return &c.Limits.MaxConnections }),
-	intSetting("MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1<<20, "Kafka connections from one client IP address at once; more are closed on accept",
+	intSetting("MAX_CONNECTIONS_PER_ADDRESS", 0, 0, 1<<20, "Kafka connections from one client IP address at once; more are closed on accept (0: no cap, as Kafka's max.connections.per.ip; MAX_CONNECTIONS and the request memory budget still hold)",
 		func(c *Config) *int { return &c.Limits.MaxConnectionsPerAddress }),
 	intSetting("MAX_IN_FLIGHT_PER_CONNECTION", 16, 1, 1024, "requests read ahead and in flight per connection",
 		func(c *Config) *int { return &c.Limits.MaxInFlight }),
