@@ -251,7 +251,7 @@ func (c *conn) readLoop() string {
 		sl.r = r
 		if r != nil && r.req != nil && !r.h.Undecoded {
 			// The decoded request is in memory now: hold what it takes, not the estimate.
-			mem.shrinkTo(int64(len(frame)) + sizeOf(reflect.ValueOf(r.req), false))
+			mem.shrinkTo(int64(cap(frame)) + sizeOf(reflect.ValueOf(r.req), false))
 		}
 		var rej *rejection
 		switch {
@@ -330,16 +330,25 @@ func frameKey(frame []byte) int16 {
 	return int16(binary.BigEndian.Uint16(frame))
 }
 
-// frameChunk is how much of a frame is reserved from the budget at a time: memory is taken
-// as bytes arrive, so a peer announcing a large frame and sending it slowly holds only what
-// it sent (docs/LIMITS.md).
+// frameChunk is how much of a frame is read at a time: memory is taken as bytes arrive, so a
+// peer announcing a large frame and sending it slowly holds only what it sent (docs/LIMITS.md).
 const frameChunk = 256 << 10
+
+// frameFirstBuffer is the largest frame read into a buffer of its whole size at once; larger
+// frames start in a frameChunk buffer that grows (doubling) as their bytes arrive. A buffer
+// is memory as soon as it is allocated (a reused one is resident, a fresh one is zeroed when
+// the heap reuses its pages), so allocating the whole announced frame at once let peers that
+// announce 100 MiB frames and send them slowly hold gigabytes the budget never saw
+// (issue 25). 1 MiB holds a default-sized Produce request (max.request.size) in one buffer,
+// without copies.
+const frameFirstBuffer = 1 << 20
 
 // readFrame returns the next frame body, whether it was read into a pooled buffer, and the
 // request memory it holds, or nil and the reason reading stopped. Large frames are read into
 // pooled buffers (not zeroed: the frame is read over them), which go back to the pool when
-// the request is finished if its handler allows (Handler.FrameReusable). Pages of a fresh
-// buffer become resident only as bytes are read into them, which the reservation follows.
+// the request is finished if its handler allows (Handler.FrameReusable). The reservation
+// covers every buffer's capacity before the buffer is taken, and both buffers while a
+// growing frame is copied.
 func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 	var prefix [4]byte
 	idle, maxSize := c.s.cfg.IdleTimeout, c.s.cfg.MaxFrameSize
@@ -366,29 +375,60 @@ func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 	}
 	mem := &reservation{acct: c.acct}
 	pooled := size >= bufpool.MinSize
-	var frame []byte
-	if pooled {
-		frame = bufpool.Get(int(size))[:size]
-	} else {
-		frame = make([]byte, size)
-	}
 	c.nc.SetReadDeadline(earliest(time.Now().Add(c.s.cfg.ReadTimeout), firstBy))
-	for read := 0; read < len(frame); {
-		end := min(read+frameChunk, len(frame))
-		if !mem.growTo(int64(end), c.readStop, nil) {
-			return c.dropFrame(frame, pooled, mem, c.stopReason())
+	var frame []byte
+	if !pooled {
+		if !mem.growTo(int64(size), c.readStop, nil) {
+			return c.dropFrame(nil, false, mem, c.stopReason())
+		}
+		frame = make([]byte, size)
+		if _, err := io.ReadFull(c.nc, frame); err != nil {
+			return c.dropFrame(nil, false, mem, c.readError(err, c.timeoutReason("read timeout")))
+		}
+		return frame, false, mem, ""
+	}
+	for read := 0; read < int(size); {
+		end := min(read+frameChunk, int(size))
+		if end > cap(frame) {
+			var ok bool
+			next := int(size)
+			if size > frameFirstBuffer {
+				next = min(max(2*cap(frame), end), int(size))
+			}
+			if frame, ok = c.growFrame(frame, read, next, mem); !ok {
+				return c.dropFrame(frame, true, mem, c.stopReason())
+			}
 		}
 		if _, err := io.ReadFull(c.nc, frame[read:end]); err != nil {
-			return c.dropFrame(frame, pooled, mem, c.readError(err, c.timeoutReason("read timeout")))
+			return c.dropFrame(frame, true, mem, c.readError(err, c.timeoutReason("read timeout")))
 		}
 		read = end
 	}
-	return frame, pooled, mem, ""
+	return frame[:size], true, mem, ""
+}
+
+// growFrame moves the read bytes of frame into a pooled buffer of at least n bytes, reserving
+// the new buffer (on top of the old one while both are live) before taking it; the old buffer
+// goes back to the pool. It returns frame unchanged and false when reading must stop.
+func (c *conn) growFrame(frame []byte, read, n int, mem *reservation) ([]byte, bool) {
+	old := int64(cap(frame))
+	if !mem.growTo(mem.held()+int64(bufpool.SizeFor(n)), c.readStop, nil) {
+		return frame, false
+	}
+	grown := bufpool.Get(n)[:n]
+	// A reused buffer may be larger than its class: memory the process holds already.
+	mem.charge(int64(cap(grown)) - int64(bufpool.SizeFor(n)))
+	copy(grown, frame[:read])
+	if frame != nil {
+		bufpool.Put(frame)
+		mem.shrinkTo(mem.held() - old)
+	}
+	return grown, true
 }
 
 func (c *conn) dropFrame(frame []byte, pooled bool, mem *reservation, reason string) ([]byte, bool, *reservation, string) {
 	mem.close()
-	if pooled {
+	if pooled && frame != nil {
 		bufpool.Put(frame)
 	}
 	return nil, false, nil, reason
@@ -426,7 +466,7 @@ func (c *conn) reserveDecoded(mem *reservation, frame []byte) bool {
 		return true
 	}
 	key, version := int16(binary.BigEndian.Uint16(frame)), int16(binary.BigEndian.Uint16(frame[2:]))
-	want := int64(len(frame)) * (1 + decodeAmplification(key, version))
+	want := int64(cap(frame)) + int64(len(frame))*decodeAmplification(key, version)
 	timer := time.NewTimer(c.s.cfg.ReadTimeout)
 	defer timer.Stop()
 	return mem.growTo(want, c.readStop, timer.C)

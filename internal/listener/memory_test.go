@@ -3,10 +3,12 @@ package listener
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,7 +151,12 @@ func TestAddressShare(t *testing.T) {
 		slow.write(binary.BigEndian.AppendUint32(nil, 4<<20))
 		slow.write(make([]byte, 1<<20))
 	}
-	waitFor(t, func() bool { budget.mu.Lock(); defer budget.mu.Unlock(); return budget.max-budget.avail >= 1<<20 })
+	// Each starts in a frameChunk buffer and waits for the share to grow it.
+	waitFor(t, func() bool {
+		budget.mu.Lock()
+		defer budget.mu.Unlock()
+		return budget.max-budget.avail >= 3*frameChunk
+	})
 	budget.mu.Lock()
 	held := budget.max - budget.avail
 	budget.mu.Unlock()
@@ -219,4 +226,71 @@ func TestMetadataTrailingBytesBounded(t *testing.T) {
 			t.Errorf("%d trailing bytes: %v", extra, err)
 		}
 	}
+}
+
+// A peer that announces a large frame and sends little of it makes the gateway allocate
+// about what it sent, not the announced size (issue 25: 60 such connections with 100 MiB
+// frames took the process to 7 GiB while the budget counted only the bytes received), and
+// the budget covers the buffer that was allocated.
+func TestAnnouncedFrameNotAllocatedUpFront(t *testing.T) {
+	budget := NewBudget(1 << 30)
+	s := startServer(t, describeClusterRoute(func(context.Context) error { return nil }), func(c *Config) {
+		c.Budget, c.MaxFrameSize = budget, 64<<20
+	})
+	runtime.GC()
+	runtime.GC() // empties bufpool: a pooled 64 MiB buffer would hide the allocation
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	slow := dial(t, s.addr)
+	slow.write(binary.BigEndian.AppendUint32(nil, 64<<20)) // announces 64 MiB
+	slow.write(make([]byte, 300<<10))                      // and sends 300 KiB
+	held := func() int64 { budget.mu.Lock(); defer budget.mu.Unlock(); return budget.max - budget.avail }
+	waitFor(t, func() bool { return held() >= 256<<10 })
+	time.Sleep(50 * time.Millisecond) // let the connection block on its next read
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.TotalAlloc - before.TotalAlloc); grew > 16<<20 {
+		t.Errorf("a 64 MiB frame of which 300 KiB arrived allocated %d bytes", grew)
+	}
+	if h := held(); h < 512<<10 || h > 2<<20 {
+		t.Errorf("budget holds %d bytes for 300 KiB read into a buffer grown to 512 KiB", h)
+	}
+	slow.nc.Close()
+	waitFor(t, func() bool { return held() == 0 })
+}
+
+// Frames larger than the first buffer grow as they arrive and reach their handler intact,
+// whatever their size against the pool's classes.
+func TestGrowingFramesArriveIntact(t *testing.T) {
+	var bad atomic.Value
+	serve := func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		rec := recordsOf(req)
+		for i, b := range rec {
+			if b != byte(i%251) {
+				bad.Store(fmt.Sprintf("%d-byte records differ at %d", len(rec), i))
+				break
+			}
+		}
+		return req.ResponseKind(), nil
+	}
+	budget := NewBudget(256 << 20)
+	s := startServer(t, routes{0: {3, 9, Handler{Serve: serve, FrameReusable: true}}}, func(c *Config) {
+		c.Budget, c.MaxFrameSize = budget, 80<<20
+	})
+	c := dial(t, s.addr)
+	for i, size := range []int{frameFirstBuffer - 100, frameFirstBuffer + 1, 3<<20 + 5, 70 << 20} {
+		req := produceWith(0, 0)
+		rec := make([]byte, size)
+		for j := range rec {
+			rec[j] = byte(j % 251)
+		}
+		req.Topics[0].Partitions[0].Records = rec
+		c.send(req, int32(i+1))
+		resp := kmsg.NewPtrProduceResponse()
+		resp.Version = 9
+		c.readResponse(resp)
+	}
+	if msg := bad.Load(); msg != nil {
+		t.Fatal(msg)
+	}
+	waitFor(t, func() bool { budget.mu.Lock(); defer budget.mu.Unlock(); return budget.avail == budget.max })
 }
