@@ -233,12 +233,12 @@ func (c *conn) readLoop() string {
 		if frame == nil {
 			return reason
 		}
-		if !c.reserveDecoded(mem, frame) {
+		if ok, reason := c.reserveDecoded(mem, frame); !ok {
 			mem.close()
 			if pooled {
 				bufpool.Put(frame)
 			}
-			return c.stopReasonOr("request memory not available within the read timeout")
+			return reason
 		}
 		c.requests++
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
@@ -458,18 +458,40 @@ func earliest(a, b time.Time) time.Time {
 	return b
 }
 
-// reserveDecoded grows the frame's reservation to the most its decoded request can take
-// (decodeAmplification), waiting at most ReadTimeout: connections holding frames could
-// otherwise wait on each other for good when the budget is full of them.
-func (c *conn) reserveDecoded(mem *reservation, frame []byte) bool {
+// decodeAlwaysAdmitted is the decode cost no request is refused for: under a budget smaller
+// than that, such a request takes the whole budget and runs alone (Budget.clamp), so the
+// process holds at most this much beyond the budget, and a tiny budget still serves ordinary
+// requests (a Metadata or Fetch request of a few hundred bytes costs tens of KiB at worst).
+const decodeAlwaysAdmitted = 64 << 10
+
+// reserveDecoded grows the frame's reservation to the most decoding it can allocate
+// (decodeCost) before it is decoded, waiting at most ReadTimeout: connections holding frames
+// could otherwise wait on each other for good when the budget is full of them. A frame whose
+// decoding could allocate more than one request may hold (beyond the frame) is refused (the
+// connection closes)
+// rather than decoded on a reservation that does not cover it: a 30 MB Produce of 10 million
+// empty topic entries decodes into gigabytes (issue 25). On false it returns why reading
+// stops.
+func (c *conn) reserveDecoded(mem *reservation, frame []byte) (bool, string) {
 	if mem == nil || mem.acct == nil || len(frame) < requestHeaderFixed {
-		return true
+		return true, ""
 	}
 	key, version := int16(binary.BigEndian.Uint16(frame)), int16(binary.BigEndian.Uint16(frame[2:]))
-	want := int64(cap(frame)) + int64(len(frame))*decodeAmplification(key, version)
+	cost := decodeCost(key, version, frame)
+	// The frame itself was admitted by MAX_FRAME_SIZE and, when larger than one request may
+	// hold, runs alone (Budget.clamp); what decoding adds must fit on its own.
+	if limit := mem.limit(); cost > max(limit, decodeAlwaysAdmitted) {
+		c.s.cfg.Observer.Refused(c.s.cfg.Name, RefusedRequestMemory)
+		c.s.cfg.LogLimiter.Log(c.log, slog.LevelWarn, eventRequestRefused, "closing connection: request would decode into more memory than one request may hold",
+			"reason", RefusedRequestMemory, "api", kmsg.NameForKey(key), "version", version, "frame_bytes", len(frame), "decode_bytes", cost, "limit", limit)
+		return false, "request would decode into more than the request memory one request may hold (MAX_REQUEST_MEMORY, MAX_REQUEST_MEMORY_PER_ADDRESS)"
+	}
 	timer := time.NewTimer(c.s.cfg.ReadTimeout)
 	defer timer.Stop()
-	return mem.growTo(want, c.readStop, timer.C)
+	if !mem.growTo(int64(cap(frame))+cost, c.readStop, timer.C) {
+		return false, c.stopReasonOr("request memory not available within the read timeout")
+	}
+	return true, ""
 }
 
 // stopReasonOr is stopReason when reading was told to stop, else reason.

@@ -70,7 +70,7 @@ func New() *Metrics {
 		prometheus.ExponentialBuckets(0.0001, 4, 10), "listener", "api")
 	m.bytesIn = m.counterVec("request_bytes_total", "Bytes of Kafka request frames read.", "listener")
 	m.bytesOut = m.counterVec("response_bytes_total", "Bytes of Kafka responses written.", "listener")
-	m.refused = m.counterVec("refused_total", "Kafka connections and requests refused, by reason (too_many_connections, frame_length, unsupported, malformed, unauthenticated); each closes its connection.", "listener", "reason")
+	m.refused = m.counterVec("refused_total", "Kafka connections and requests refused, by reason (too_many_connections, frame_length, unsupported, malformed, unauthenticated, request_memory); each closes its connection.", "listener", "reason")
 	m.recoveries = m.counter("coordinator_log_recoveries_total", "Coordinator-log partitions loaded from an earlier checkpoint or a full replay because their checkpoint was damaged.")
 	m.loadTime = m.gauge("coordinator_log_load_duration_seconds", "Time the last start took to load committed offsets (checkpoints and replay of the coordinator log).")
 	m.suppressed = m.counterVec("log_lines_suppressed_total", "Log lines of connection events, refusals and per-entry request events dropped by the rate limit, by event.", "event")
