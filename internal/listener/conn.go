@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"reflect"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 )
 
 // conn serves one client connection: a reader goroutine parses frames and starts handlers, a
@@ -557,12 +557,12 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 		}
 	}
 	defer func() {
-		if p := recover(); p != nil {
-			c.log.Error("handler panicked", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version,
-				"panic", p, "stack", string(debug.Stack()))
-			sl.resp, sl.err = nil, fmt.Errorf("handler panicked: %v", p)
+		if pe := (*supervise.PanicError)(nil); errors.As(sl.err, &pe) {
+			sl.resp = nil // the request fails; the connection closes (writeLoop)
+			c.log.Error("handler panicked", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version, "panic", fmt.Sprint(pe.Value))
 		}
 	}()
+	defer supervise.Recover(c.log, "listener_handler", &sl.err)
 	start := time.Now()
 	sl.resp, sl.err = sl.r.h.Serve(ctx, c.cc, sl.r.req)
 	if r, ok := sl.resp.(*Response); ok && r.Response == nil {
@@ -604,7 +604,7 @@ func (c *conn) writeLoop() {
 				c.nc.Close()
 				return
 			}
-			n, err := w.write(c, sl)
+			n, err := c.writeSafe(&w, sl)
 			if err != nil {
 				c.log.Info("response write failed", "err", err)
 				c.finish(sl, 0, Failed)
@@ -631,6 +631,13 @@ func (c *conn) writeLoop() {
 			return
 		}
 	}
+}
+
+// writeSafe is w.write, with a panic of the encoding (a Fetch answer's encoder runs here)
+// recovered into an error: it closes this connection, not the process (internal/supervise).
+func (c *conn) writeSafe(w *responseWriter, sl *slot) (n int, err error) {
+	defer supervise.Recover(c.log, "listener_writer", &err)
+	return w.write(c, sl)
 }
 
 // responseWriter encodes and writes a connection's responses, keeping its buffers between

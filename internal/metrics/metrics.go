@@ -75,6 +75,7 @@ func New() *Metrics {
 	m.loadTime = m.gauge("coordinator_log_load_duration_seconds", "Time the last start took to load committed offsets (checkpoints and replay of the coordinator log).")
 	m.suppressed = m.counterVec("log_lines_suppressed_total", "Log lines of connection events, refusals and per-entry request events dropped by the rate limit, by event.", "event")
 	m.truncations = m.counter("partition_truncations_total", "Partitions whose log end was found below the high watermark the gateway had seen (Iggy lost a tail); each bumps the partition's leader epoch.")
+	m.watchPanics()
 	m.iggy = newIggyMetrics(m)
 	m.topic = newTopicMetrics(m)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
