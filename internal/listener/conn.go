@@ -396,7 +396,7 @@ func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 				next = min(max(2*cap(frame), end), int(size))
 			}
 			if frame, ok = c.growFrame(frame, read, next, mem); !ok {
-				return c.dropFrame(frame, true, mem, c.stopReason())
+				return c.dropFrame(frame, true, mem, c.stopReasonOr("request memory not available within the read timeout"))
 			}
 		}
 		if _, err := io.ReadFull(c.nc, frame[read:end]); err != nil {
@@ -409,10 +409,15 @@ func (c *conn) readFrame() ([]byte, bool, *reservation, string) {
 
 // growFrame moves the read bytes of frame into a pooled buffer of at least n bytes, reserving
 // the new buffer (on top of the old one while both are live) before taking it; the old buffer
-// goes back to the pool. It returns frame unchanged and false when reading must stop.
+// goes back to the pool. It returns frame unchanged and false when reading must stop or the
+// memory is not available within ReadTimeout.
 func (c *conn) growFrame(frame []byte, read, n int, mem *reservation) ([]byte, bool) {
 	old := int64(cap(frame))
-	if !mem.growTo(mem.held()+int64(bufpool.SizeFor(n)), c.readStop, nil) {
+	// Waiting at most ReadTimeout: frames growing on several connections could otherwise
+	// hold the whole budget between them and wait on each other for good.
+	timer := time.NewTimer(c.s.cfg.ReadTimeout)
+	defer timer.Stop()
+	if !mem.growTo(mem.held()+int64(bufpool.SizeFor(n)), c.readStop, timer.C) {
 		return frame, false
 	}
 	grown := bufpool.Get(n)[:n]

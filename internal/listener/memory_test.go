@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"reflect"
@@ -509,5 +510,41 @@ func TestRequestBeyondDecodeLimitRefused(t *testing.T) {
 	if corr := records.readResponse(resp); corr != 2 {
 		t.Fatal(corr)
 	}
+	waitFor(t, func() bool { budget.mu.Lock(); defer budget.mu.Unlock(); return budget.avail == budget.max })
+}
+
+// Frames growing on several connections that together hold the whole budget do not wait on
+// each other for good: a growth that waits longer than ReadTimeout closes its connection, and
+// the others complete (seen in the hostile test: four 32 MiB frames in a 64 MiB budget
+// stalled for good).
+func TestGrowingFramesDoNotDeadlock(t *testing.T) {
+	budget := NewBudget(4 << 20)
+	s := startServer(t, routes{0: {3, 9, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		return req.ResponseKind(), nil
+	}}}}, func(c *Config) {
+		c.Budget, c.MaxFrameSize, c.ReadTimeout = budget, 8<<20, 500*time.Millisecond
+	})
+	const conns = 4
+	var answered atomic.Int32
+	var wg sync.WaitGroup
+	for i := range conns {
+		c := dial(t, s.addr)
+		frame := kmsg.NewRequestFormatter().AppendRequest(nil, produceWith(byte(i), 4<<20-512), int32(i+1))
+		wg.Go(func() {
+			c.nc.SetDeadline(time.Now().Add(20 * time.Second))
+			if _, err := c.nc.Write(frame); err != nil {
+				return // closed while sending: its memory was not available in time
+			}
+			var size [4]byte
+			if _, err := io.ReadFull(c.nc, size[:]); err == nil {
+				answered.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if answered.Load() == 0 {
+		t.Fatal("no frame was served: the growing frames waited on each other")
+	}
+	t.Logf("%d of %d answered", answered.Load(), conns)
 	waitFor(t, func() bool { budget.mu.Lock(); defer budget.mu.Unlock(); return budget.avail == budget.max })
 }
