@@ -7,7 +7,11 @@ import (
 )
 
 func TestSoftMemoryLimit(t *testing.T) {
-	container := hostmem.Limit{Bytes: 1 << 30, Source: hostmem.SourceCgroupV2}
+	const (
+		request      = 1 << 30
+		tail         = 256 << 20
+		fromSettings = request + tail + memoryBaseline // 1.44 GiB
+	)
 	tests := []struct {
 		name    string
 		environ []string
@@ -15,15 +19,20 @@ func TestSoftMemoryLimit(t *testing.T) {
 		want    int64
 		set     bool
 	}{
-		{"a cgroup v2 limit", nil, container, 966367641, true},
-		{"a cgroup v1 limit", nil, hostmem.Limit{Bytes: 2 << 30, Source: hostmem.SourceCgroupV1}, 1932735283, true},
-		{"GOMEMLIMIT wins", []string{"GOGC=50", "GOMEMLIMIT=512MiB"}, container, 0, false},
-		{"the machine's RAM is no limit", nil, hostmem.Limit{Bytes: 24 << 30, Source: hostmem.SourceMemTotal}, 0, false},
-		{"unknown", nil, hostmem.Limit{Source: hostmem.SourceUnknown}, 0, false},
+		{"a small cgroup v2 limit", nil, hostmem.Limit{Bytes: 1 << 30, Source: hostmem.SourceCgroupV2}, 966367641, true},
+		{"a small cgroup v1 limit", nil, hostmem.Limit{Bytes: 1 << 30, Source: hostmem.SourceCgroupV1}, 966367641, true},
+		{"a large cgroup limit: the settings", nil, hostmem.Limit{Bytes: 8 << 30, Source: hostmem.SourceCgroupV2}, fromSettings, true},
+		{"GOMEMLIMIT wins", []string{"GOGC=50", "GOMEMLIMIT=512MiB"}, hostmem.Limit{Bytes: 1 << 30, Source: hostmem.SourceCgroupV2}, 0, false},
+		{"no cgroup: the settings, not the machine's RAM", nil, hostmem.Limit{Bytes: 24 << 30, Source: hostmem.SourceMemTotal}, fromSettings, true},
+		{"unknown: the settings", nil, hostmem.Limit{Source: hostmem.SourceUnknown}, fromSettings, true},
 	}
 	for _, tt := range tests {
-		if got, set := softMemoryLimit(tt.environ, tt.limit); got != tt.want || set != tt.set {
+		got, from, set := softMemoryLimit(tt.environ, tt.limit, request, tail)
+		if got != tt.want || set != tt.set {
 			t.Errorf("%s: softMemoryLimit = %d, %v; want %d, %v", tt.name, got, set, tt.want, tt.set)
+		}
+		if set && from == "" {
+			t.Errorf("%s: no origin given for the limit", tt.name)
 		}
 	}
 }

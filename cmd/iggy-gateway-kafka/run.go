@@ -34,7 +34,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
-	limitMemory(environ, cfg.TailCacheBytes, cfg.TailCacheSizedFrom, log)
+	limitMemory(environ, cfg.Limits.MaxRequestMemory, cfg.TailCacheBytes, cfg.TailCacheSizedFrom, log)
 	g, err := gateway.Start(ctx, cfg, log)
 	if err != nil {
 		if ctx.Err() != nil {

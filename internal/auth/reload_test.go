@@ -85,3 +85,62 @@ func TestReloadOnSIGHUP(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Run returns only once the TLS file watcher has stopped (issue 25: it was started and not
+// waited for). The watcher is held inside a file read (the certificate replaced by a named
+// pipe no one writes) when Run is told to stop: Run waits until the read ends.
+func TestRunWaitsForTheWatcher(t *testing.T) {
+	pair := tlstest.NewCA(t, "watch").Server(t, "gw")
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pair.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pair.KeyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(nil, []string{"IGGY_KAFKA_BIND_ADDR=127.0.0.1:0", "IGGY_KAFKA_TLS_CERT_FILE=" + certFile,
+		"IGGY_KAFKA_TLS_KEY_FILE=" + keyFile, "IGGY_KAFKA_TLS_RELOAD_INTERVAL=10ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := auth.NewSecurity(cfg, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(certFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(certFile, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); sec.Run(ctx, make(chan os.Signal)) }()
+	time.Sleep(100 * time.Millisecond) // the watcher's first tick opens the pipe and blocks
+	cancel()
+	select {
+	case <-done:
+		t.Fatal("Run returned while its watcher was still running")
+	case <-time.After(200 * time.Millisecond):
+	}
+	w, err := os.OpenFile(certFile, os.O_WRONLY, 0) // the watcher's reader is there
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The certificate is a file again for the reload the changed digest triggers, and the
+	// watcher's read ends.
+	regular := filepath.Join(dir, "cert.new")
+	if err := os.WriteFile(regular, pair.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(regular, certFile); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return once its watcher could stop")
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 	"github.com/iggygw/iggy-gateway-kafka/internal/tlsconfig"
 )
 
@@ -15,6 +17,7 @@ import (
 // configuration.
 type Security struct {
 	cfg   *config.Config
+	log   *slog.Logger
 	tls   *tlsconfig.Source // nil without TLS listeners
 	authn *Authenticator    // nil without SASL listeners
 	certs *CertIdentities   // nil without client certificates
@@ -26,7 +29,7 @@ type Security struct {
 // the bridge's client (nil without the bridge; the configuration requires it for SASL and
 // client certificates).
 func NewSecurity(cfg *config.Config, users UserLookup, log *slog.Logger) (*Security, error) {
-	s := &Security{cfg: cfg}
+	s := &Security{cfg: cfg, log: log}
 	for _, l := range cfg.Listeners {
 		if l.TLS() && s.tls == nil {
 			src, err := tlsconfig.New(tlsconfig.Options{
@@ -98,18 +101,26 @@ func (s *Security) Reload() error {
 }
 
 // Run reloads the TLS files when they change and whenever hup delivers (SIGHUP), until ctx
-// ends.
+// ends; it returns once the file watcher has stopped too. A panic of the watcher or of a
+// reload is recovered (internal/supervise): the TLS material in use stays.
 func (s *Security) Run(ctx context.Context, hup <-chan os.Signal) {
 	if s.tls == nil {
 		return
 	}
-	go s.tls.Watch(ctx, s.cfg.TLSReloadInterval)
+	var watching sync.WaitGroup
+	defer watching.Wait()
+	supervise.Go(&watching, s.log, "tls_watcher", func() { s.tls.Watch(ctx, s.cfg.TLSReloadInterval) }, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			_ = s.Reload() // logged by the source
+			s.reloadSafe()
 		}
 	}
+}
+
+func (s *Security) reloadSafe() {
+	defer supervise.Recover(s.log, "tls_watcher", nil)
+	_ = s.Reload() // logged by the source
 }

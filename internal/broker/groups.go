@@ -60,6 +60,14 @@ func (b *Broker) BeginShutdown() {
 	b.data.BeginShutdown()
 }
 
+// Close stops what the broker runs in the background, and waits for it: the group
+// coordinator's timers and the data plane's truncation checks. Call it once the listeners have
+// drained, before the Iggy client is closed.
+func (b *Broker) Close() {
+	b.groups.coordinator.Close()
+	b.data.Close()
+}
+
 // rebalanceContext is the context a JoinGroup or SyncGroup waits under: the connection's
 // lifetime (a barrier can last the whole rebalance timeout, so never a request deadline),
 // ended early by BeginShutdown.

@@ -139,6 +139,7 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 		g.b.BeginShutdown()
 		g.srv.Shutdown(ctx)
 		<-done
+		g.b.Close()
 	})
 	return g
 }

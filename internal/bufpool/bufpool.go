@@ -37,6 +37,16 @@ func Get(n int) []byte {
 	return make([]byte, 0, 1<<c)
 }
 
+// SizeFor is the capacity Get(n) allocates when its class has no buffer to reuse: what a
+// caller that accounts for memory reserves before calling Get (a reused buffer may be larger,
+// up to twice that, and is memory the process holds already).
+func SizeFor(n int) int {
+	if n > maxPooled {
+		return n
+	}
+	return 1 << class(n)
+}
+
 // Put gives b back for reuse. The caller must not use b, or anything sliced from it,
 // afterwards. Buffers smaller than MinSize or larger than the largest class are dropped.
 func Put(b []byte) {

@@ -27,6 +27,18 @@ func TestPutClassNeverOverstates(t *testing.T) {
 	}
 }
 
+func TestSizeForIsWhatGetAllocates(t *testing.T) {
+	for _, n := range []int{1, MinSize, MinSize + 1, 1 << 20, 1<<20 + 1, maxPooled, maxPooled + 1, 100 << 20} {
+		// A size no buffer of the pool can serve yet: Get allocates SizeFor(n) bytes.
+		if got := cap(Get(n)); got < SizeFor(n) || SizeFor(n) < n {
+			t.Errorf("SizeFor(%d) = %d, Get allocated %d", n, SizeFor(n), got)
+		}
+	}
+	if got := SizeFor(3 << 20); got != 4<<20 {
+		t.Errorf("SizeFor(3 MiB) = %d, want the 4 MiB class", got)
+	}
+}
+
 func TestClass(t *testing.T) {
 	for _, tc := range []struct{ n, class int }{
 		{0, minClass}, {MinSize, minClass}, {MinSize + 1, minClass + 1}, {1 << 20, 20}, {1<<20 + 1, 21}, {maxPooled, maxClass},

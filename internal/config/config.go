@@ -68,6 +68,9 @@ type Config struct {
 	TailCacheBytes     int
 	TailCacheSizedFrom string
 	tailCacheAuto      bool
+	// GroupInitialRebalanceDelay is Kafka's group.initial.rebalance.delay.ms
+	// (groups.Config.InitialRebalanceDelay); 0 turns the delay off.
+	GroupInitialRebalanceDelay time.Duration
 	// CoordinatorLog is "auto", "true" or "false": whether the gateways share group
 	// coordination through the coordinator log's ownership (docs/DEPLOYMENT.md).
 	CoordinatorLog string

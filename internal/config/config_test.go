@@ -42,6 +42,8 @@ func TestDefaults(t *testing.T) {
 		{"preauth frame", c.Limits.PreAuthMaxFrameSize, 512 << 10},
 		{"request memory", c.Limits.MaxRequestMemory, 1 << 30},
 		{"max conns", c.Limits.MaxConnections, 1024},
+		{"max conns per address", c.Limits.MaxConnectionsPerAddress, 0},
+		{"group initial rebalance delay", c.GroupInitialRebalanceDelay, 3 * time.Second},
 		{"idle", c.Limits.IdleTimeout, 10 * time.Minute},
 		{"read", c.Limits.ReadTimeout, 15 * time.Second},
 		{"write", c.Limits.WriteTimeout, 10 * time.Second},
@@ -130,6 +132,10 @@ func TestInvalidValues(t *testing.T) {
 		{"IGGY_KAFKA_COORDINATOR_LOG_ENABLED=maybe", []string{"COORDINATOR_LOG_ENABLED", "auto|true|false"}},
 		{"IGGY_KAFKA_COORDINATOR_LOG_RECOVERY=maybe", []string{"COORDINATOR_LOG_RECOVERY", "fallback|fail|skip"}},
 		{"IGGY_KAFKA_MAX_CONNECTIONS=0", []string{"MAX_CONNECTIONS"}},
+		{"IGGY_KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=-1", []string{"GROUP_INITIAL_REBALANCE_DELAY_MS", "milliseconds"}},
+		{"IGGY_KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=3s", []string{"GROUP_INITIAL_REBALANCE_DELAY_MS", "milliseconds"}},
+		{"IGGY_KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=2147483648", []string{"GROUP_INITIAL_REBALANCE_DELAY_MS", "2147483647"}},
+		{"IGGY_KAFKA_MAX_CONNECTIONS_PER_ADDRESS=-1", []string{"MAX_CONNECTIONS_PER_ADDRESS", "from 0 to"}},
 		{"IGGY_KAFKA_IGGY_POOL_SIZE=0", []string{"IGGY_POOL_SIZE", "from 1 to 256"}},
 		{"IGGY_KAFKA_IGGY_POOL_SIZE=257", []string{"IGGY_POOL_SIZE", "from 1 to 256"}},
 		{"IGGY_KAFKA_IGGY_STREAM=__iggy_kafka_gateway", []string{"IGGY_STREAM", "reserved"}},
@@ -390,5 +396,32 @@ func TestIggySeedList(t *testing.T) {
 				t.Errorf("err = %v, want one naming IGGY_KAFKA_IGGY_ADDR and %s", err, tt.errPart)
 			}
 		})
+	}
+}
+
+// The initial rebalance delay is Kafka's group.initial.rebalance.delay.ms: whole milliseconds,
+// 0 allowed (Kafka's perf tools set it to 0 to join at once; issue 28).
+func TestGroupInitialRebalanceDelay(t *testing.T) {
+	tests := []struct {
+		env  string
+		want time.Duration
+	}{
+		{"IGGY_KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0", 0},
+		{"IGGY_KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=1500", 1500 * time.Millisecond},
+		{"IGGY_KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=2147483647", 2147483647 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		c, err := load(t, nil, tt.env)
+		if err != nil {
+			t.Errorf("%s: %v", tt.env, err)
+			continue
+		}
+		if c.GroupInitialRebalanceDelay != tt.want {
+			t.Errorf("%s: delay %v, want %v", tt.env, c.GroupInitialRebalanceDelay, tt.want)
+		}
+	}
+	c, err := load(t, []string{"--group-initial-rebalance-delay-ms=250"}, "IGGY_KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0")
+	if err != nil || c.GroupInitialRebalanceDelay != 250*time.Millisecond {
+		t.Errorf("flag over env: %v, %v", c, err)
 	}
 }

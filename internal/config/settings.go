@@ -122,6 +122,8 @@ var settings = []*setting{
 	intSetting("PRODUCER_REBUILD_MESSAGES", 10000, 0, 1000000, "how many of a partition's last messages are read, before its first idempotent write after a start, to recognise retries of batches written before the start (0: none)",
 		func(c *Config) *int { return &c.ProducerRebuildMessages }),
 	tailCacheSetting(),
+	millisSetting("GROUP_INITIAL_REBALANCE_DELAY_MS", 3*time.Second, "Kafka's group.initial.rebalance.delay.ms: how long a consumer group that starts empty waits for more members before its first rebalance completes, extended while members keep joining up to the rebalance timeout (0: no delay)",
+		func(c *Config) *time.Duration { return &c.GroupInitialRebalanceDelay }),
 	strSetting("BROKERS", "", "id@host:port,...", "every gateway of a multi-gateway deployment, this one included, each at the address it advertises (docs/DEPLOYMENT.md; unset: a single gateway)",
 		func(c *Config, v string) error { c.Brokers = v; return nil }),
 	intSetting("NODE_ID", 1, 0, MaxNodeID, "this gateway's broker id (unique per gateway; also the high bits of producer ids)",
@@ -160,7 +162,7 @@ var settings = []*setting{
 		func(c *Config) *int { return &c.Limits.MaxRequestMemoryPerAddress }),
 	intSetting("MAX_CONNECTIONS", 1024, 1, 1<<20, "Kafka connections served at once; more are closed on accept",
 		func(c *Config) *int { return &c.Limits.MaxConnections }),
-	intSetting("MAX_CONNECTIONS_PER_ADDRESS", 256, 1, 1<<20, "Kafka connections from one client IP address at once; more are closed on accept",
+	intSetting("MAX_CONNECTIONS_PER_ADDRESS", 0, 0, 1<<20, "Kafka connections from one client IP address at once; more are closed on accept (0: no cap, as Kafka's max.connections.per.ip; MAX_CONNECTIONS and the request memory budget still hold)",
 		func(c *Config) *int { return &c.Limits.MaxConnectionsPerAddress }),
 	intSetting("MAX_IN_FLIGHT_PER_CONNECTION", 16, 1, 1024, "requests read ahead and in flight per connection",
 		func(c *Config) *int { return &c.Limits.MaxInFlight }),
@@ -230,6 +232,20 @@ func optionalDurationSetting(name, def, usage string, field func(*Config) *time.
 				return errBadForm
 			}
 			*field(c) = d
+			return nil
+		}}
+}
+
+// millisSetting is a duration given in whole milliseconds, as Kafka's *.ms settings are, from 0
+// to Kafka's int range.
+func millisSetting(name string, def time.Duration, usage string, field func(*Config) *time.Duration) *setting {
+	return &setting{name: name, def: strconv.FormatInt(def.Milliseconds(), 10), form: "milliseconds, an integer from 0 to 2147483647", usage: usage,
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || n < 0 {
+				return errBadForm
+			}
+			*field(c) = time.Duration(n) * time.Millisecond
 			return nil
 		}}
 }

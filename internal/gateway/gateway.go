@@ -20,6 +20,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/durability"
 	"github.com/iggygw/iggy-gateway-kafka/internal/epochlog"
+	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
@@ -105,7 +106,9 @@ func (g *Gateway) start(ctx context.Context) error {
 			return err
 		}
 	}
-	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free"), LogLimiter: g.logLimit}
+	groupsCfg := groups.DefaultConfig()
+	groupsCfg.InitialRebalanceDelay = cfg.GroupInitialRebalanceDelay
+	opts := broker.Options{Config: cfg, Logger: g.log, ClusterID: broker.ClusterID("storage-free"), LogLimiter: g.logLimit, Groups: &groupsCfg}
 	if g.metrics != nil {
 		opts.DataObserver = g.metrics
 	}
@@ -254,7 +257,7 @@ func (g *Gateway) shutdown() {
 	}
 	wg.Wait()
 	g.serving.Wait()
-	g.broker.Data().Close()
+	g.broker.Close()
 	g.closeOffsets()
 	g.closeCluster()
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -15,6 +16,27 @@ type Coordinator struct {
 
 	mu     sync.Mutex // guards groups; taken before any group's mutex, never after
 	groups map[string]*group
+	closed atomic.Bool // Close was called: no timer is armed any more
+}
+
+// Close stops every timer the coordinator has armed (session expiries, join and sync
+// deadlines, the initial rebalance delay) and arms none afterwards, so that nothing of a
+// closed coordinator runs later. It does not answer parked JoinGroup and SyncGroup requests:
+// they end with their contexts (the broker's BeginShutdown ends them before the listeners
+// drain). Call it once the listeners have drained; later calls do nothing.
+func (c *Coordinator) Close() {
+	if c.closed.Swap(true) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.groups {
+		g.mu.Lock()
+		for dl := range g.timers {
+			dl.cancel()
+		}
+		g.mu.Unlock()
+	}
 }
 
 // New returns a Coordinator, or an error naming the invalid settings in cfg.

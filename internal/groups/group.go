@@ -57,8 +57,9 @@ type group struct {
 
 	joinTimer      *deadline
 	syncTimer      *deadline
-	initialDelay   bool // the join barrier is in its initial-rebalance-delay phase
-	newMemberAdded bool // a member arrived during the current initial-delay window
+	timers         map[*deadline]struct{} // armed deadlines, stopped by Coordinator.Close
+	initialDelay   bool                   // the join barrier is in its initial-rebalance-delay phase
+	newMemberAdded bool                   // a member arrived during the current initial-delay window
 }
 
 type member struct {
@@ -98,14 +99,26 @@ func (g *group) droppable() bool {
 }
 
 // deadline is a cancellable timer whose callback runs with the group locked. A callback that
-// races with cancel sees done and does nothing.
+// races with cancel sees done and does nothing. Its group keeps it in timers while armed, so
+// that Coordinator.Close can stop it.
 type deadline struct {
+	g    *group
 	stop func() bool
 	done bool
 }
 
+// after arms fn to run after d with the group locked; once the coordinator is closed it arms
+// nothing. Callers hold g.mu.
 func (g *group) after(d time.Duration, fn func()) *deadline {
-	dl := &deadline{}
+	dl := &deadline{g: g}
+	if g.c.closed.Load() {
+		dl.done = true
+		return dl
+	}
+	if g.timers == nil {
+		g.timers = make(map[*deadline]struct{})
+	}
+	g.timers[dl] = struct{}{}
 	dl.stop = g.c.cfg.Clock.AfterFunc(d, func() {
 		g.mu.Lock()
 		if dl.done || g.state == stateDead {
@@ -113,15 +126,18 @@ func (g *group) after(d time.Duration, fn func()) *deadline {
 			return
 		}
 		dl.done = true
+		delete(g.timers, dl)
 		fn()
 		g.c.unlockAndMaybeDrop(g)
 	})
 	return dl
 }
 
+// cancel stops the deadline; callers hold its group's mu.
 func (dl *deadline) cancel() {
 	if dl != nil && !dl.done {
 		dl.done = true
+		delete(dl.g.timers, dl)
 		dl.stop()
 	}
 }

@@ -1,6 +1,8 @@
 package listener
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 )
@@ -60,4 +62,43 @@ func TestBudgetClampsAndStops(t *testing.T) {
 func waitWaiters(t *testing.T, b *Budget, n int) {
 	t.Helper()
 	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.waiters) == n })
+}
+
+// Per-address shares do not add up beyond the process budget (issue 25 asked): every byte an
+// address holds is taken from its share and from the budget alike, so many addresses that
+// each try to fill their share together hold at most the budget, and the rest wait.
+func TestAddressSharesWithinBudget(t *testing.T) {
+	const budget, share, addrs = 4 << 20, 1 << 20, 10
+	b := NewBudget(budget)
+	b.SetAddressShare(share)
+	stop := make(chan struct{})
+	defer close(stop)
+	var granted sync.WaitGroup
+	held := make(chan *reservation, addrs)
+	for i := range addrs {
+		acct := b.openAccount(fmt.Sprintf("10.0.0.%d", i))
+		granted.Go(func() {
+			r := &reservation{acct: acct}
+			if r.growTo(share, stop, nil) {
+				held <- r
+			}
+		})
+	}
+	waitFor(t, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.avail == 0 && len(b.waiters) == addrs-budget/share
+	})
+	if got := len(held); got != budget/share {
+		t.Fatalf("%d addresses hold their whole share at once, budget allows %d", got, budget/share)
+	}
+	for range addrs - budget/share { // each release admits one waiting address
+		(<-held).close()
+	}
+	granted.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.avail < 0 {
+		t.Fatalf("budget overdrawn by %d", -b.avail)
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"reflect"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 )
 
 // conn serves one client connection: a reader goroutine parses frames and starts handlers, a
@@ -256,12 +256,12 @@ func (c *conn) readLoop() string {
 		if frame == nil {
 			return reason
 		}
-		if !c.reserveDecoded(mem, frame) {
+		if ok, reason := c.reserveDecoded(mem, frame); !ok {
 			mem.close()
 			if pooled {
 				bufpool.Put(frame)
 			}
-			return c.stopReasonOr("request memory not available within the read timeout")
+			return reason
 		}
 		c.requests++
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
@@ -278,7 +278,7 @@ func (c *conn) readLoop() string {
 		sl.r = r
 		if r != nil && r.req != nil && !r.h.Undecoded {
 			// The decoded request is in memory now: hold what it takes, not the estimate.
-			mem.shrinkTo(int64(len(frame)) + sizeOf(reflect.ValueOf(r.req), false))
+			mem.shrinkTo(int64(cap(frame)) + sizeOf(reflect.ValueOf(r.req), false))
 		}
 		var rej *rejection
 		switch {
@@ -427,16 +427,25 @@ func frameKey(frame []byte) int16 {
 	return int16(binary.BigEndian.Uint16(frame))
 }
 
-// frameChunk is how much of a frame is reserved from the budget at a time: memory is taken
-// as bytes arrive, so a peer announcing a large frame and sending it slowly holds only what
-// it sent (docs/LIMITS.md).
+// frameChunk is how much of a frame is read at a time: memory is taken as bytes arrive, so a
+// peer announcing a large frame and sending it slowly holds only what it sent (docs/LIMITS.md).
 const frameChunk = 256 << 10
+
+// frameFirstBuffer is the largest frame read into a buffer of its whole size at once; larger
+// frames start in a frameChunk buffer that grows (doubling) as their bytes arrive. A buffer
+// is memory as soon as it is allocated (a reused one is resident, a fresh one is zeroed when
+// the heap reuses its pages), so allocating the whole announced frame at once let peers that
+// announce 100 MiB frames and send them slowly hold gigabytes the budget never saw
+// (issue 25). 1 MiB holds a default-sized Produce request (max.request.size) in one buffer,
+// without copies.
+const frameFirstBuffer = 1 << 20
 
 // readFrame returns the next frame body, whether it was read into a pooled buffer, and the
 // request memory it holds, or nil and the reason reading stopped. Large frames are read into
 // pooled buffers (not zeroed: the frame is read over them), which go back to the pool when
-// the request is finished if its handler allows (Handler.FrameReusable). Pages of a fresh
-// buffer become resident only as bytes are read into them, which the reservation follows.
+// the request is finished if its handler allows (Handler.FrameReusable). The reservation
+// covers every buffer's capacity before the buffer is taken, and both buffers while a
+// growing frame is copied.
 //
 // With pending (a request that may change the identity, still running), the frame's length is
 // read while pending runs, so that a client closing the connection is seen at once; the limits
@@ -494,33 +503,69 @@ func (c *conn) readFrame(pending *slot) ([]byte, bool, *reservation, string) {
 	}
 	mem := &reservation{acct: c.acct}
 	pooled := size >= bufpool.MinSize
-	var frame []byte
-	if pooled {
-		frame = bufpool.Get(int(size))[:size]
-	} else {
-		frame = make([]byte, size)
-	}
 	bodyBy := earliest(time.Now().Add(c.s.cfg.ReadTimeout), firstBy)
 	if c.s.cfg.SASL && !c.authenticated() {
 		bodyBy = earliest(bodyBy, c.preAuthDeadline())
 	}
 	c.nc.SetReadDeadline(bodyBy)
-	for read := 0; read < len(frame); {
-		end := min(read+frameChunk, len(frame))
-		if !mem.growTo(int64(end), c.readStop, nil) {
-			return c.dropFrame(frame, pooled, mem, c.stopReason())
+	var frame []byte
+	if !pooled {
+		if !mem.growTo(int64(size), c.readStop, nil) {
+			return c.dropFrame(nil, false, mem, c.stopReason())
+		}
+		frame = make([]byte, size)
+		if _, err := io.ReadFull(c.nc, frame); err != nil {
+			return c.dropFrame(nil, false, mem, c.readError(err, c.timeoutReason(c.readTimeoutReason())))
+		}
+		return frame, false, mem, ""
+	}
+	for read := 0; read < int(size); {
+		end := min(read+frameChunk, int(size))
+		if end > cap(frame) {
+			var ok bool
+			next := int(size)
+			if size > frameFirstBuffer {
+				next = min(max(2*cap(frame), end), int(size))
+			}
+			if frame, ok = c.growFrame(frame, read, next, mem); !ok {
+				return c.dropFrame(frame, true, mem, c.stopReasonOr("request memory not available within the read timeout"))
+			}
 		}
 		if _, err := io.ReadFull(c.nc, frame[read:end]); err != nil {
-			return c.dropFrame(frame, pooled, mem, c.readError(err, c.timeoutReason(c.readTimeoutReason())))
+			return c.dropFrame(frame, true, mem, c.readError(err, c.timeoutReason(c.readTimeoutReason())))
 		}
 		read = end
 	}
-	return frame, pooled, mem, ""
+	return frame[:size], true, mem, ""
+}
+
+// growFrame moves the read bytes of frame into a pooled buffer of at least n bytes, reserving
+// the new buffer (on top of the old one while both are live) before taking it; the old buffer
+// goes back to the pool. It returns frame unchanged and false when reading must stop or the
+// memory is not available within ReadTimeout.
+func (c *conn) growFrame(frame []byte, read, n int, mem *reservation) ([]byte, bool) {
+	old := int64(cap(frame))
+	// Waiting at most ReadTimeout: frames growing on several connections could otherwise
+	// hold the whole budget between them and wait on each other for good.
+	timer := time.NewTimer(c.s.cfg.ReadTimeout)
+	defer timer.Stop()
+	if !mem.growTo(mem.held()+int64(bufpool.SizeFor(n)), c.readStop, timer.C) {
+		return frame, false
+	}
+	grown := bufpool.Get(n)[:n]
+	// A reused buffer may be larger than its class: memory the process holds already.
+	mem.charge(int64(cap(grown)) - int64(bufpool.SizeFor(n)))
+	copy(grown, frame[:read])
+	if frame != nil {
+		bufpool.Put(frame)
+		mem.shrinkTo(mem.held() - old)
+	}
+	return grown, true
 }
 
 func (c *conn) dropFrame(frame []byte, pooled bool, mem *reservation, reason string) ([]byte, bool, *reservation, string) {
 	mem.close()
-	if pooled {
+	if pooled && frame != nil {
 		bufpool.Put(frame)
 	}
 	return nil, false, nil, reason
@@ -571,18 +616,40 @@ func earliest(a, b time.Time) time.Time {
 	return b
 }
 
-// reserveDecoded grows the frame's reservation to the most its decoded request can take
-// (decodeAmplification), waiting at most ReadTimeout: connections holding frames could
-// otherwise wait on each other for good when the budget is full of them.
-func (c *conn) reserveDecoded(mem *reservation, frame []byte) bool {
+// decodeAlwaysAdmitted is the decode cost no request is refused for: under a budget smaller
+// than that, such a request takes the whole budget and runs alone (Budget.clamp), so the
+// process holds at most this much beyond the budget, and a tiny budget still serves ordinary
+// requests (a Metadata or Fetch request of a few hundred bytes costs tens of KiB at worst).
+const decodeAlwaysAdmitted = 64 << 10
+
+// reserveDecoded grows the frame's reservation to the most decoding it can allocate
+// (decodeCost) before it is decoded, waiting at most ReadTimeout: connections holding frames
+// could otherwise wait on each other for good when the budget is full of them. A frame whose
+// decoding could allocate more than one request may hold (beyond the frame) is refused (the
+// connection closes)
+// rather than decoded on a reservation that does not cover it: a 30 MB Produce of 10 million
+// empty topic entries decodes into gigabytes (issue 25). On false it returns why reading
+// stops.
+func (c *conn) reserveDecoded(mem *reservation, frame []byte) (bool, string) {
 	if mem == nil || mem.acct == nil || len(frame) < requestHeaderFixed {
-		return true
+		return true, ""
 	}
 	key, version := int16(binary.BigEndian.Uint16(frame)), int16(binary.BigEndian.Uint16(frame[2:]))
-	want := int64(len(frame)) * (1 + decodeAmplification(key, version))
+	cost := decodeCost(key, version, frame)
+	// The frame itself was admitted by MAX_FRAME_SIZE and, when larger than one request may
+	// hold, runs alone (Budget.clamp); what decoding adds must fit on its own.
+	if limit := mem.limit(); cost > max(limit, decodeAlwaysAdmitted) {
+		c.s.cfg.Observer.Refused(c.s.cfg.Name, RefusedRequestMemory)
+		c.s.cfg.LogLimiter.Log(c.log, slog.LevelWarn, eventRequestRefused, "closing connection: request would decode into more memory than one request may hold",
+			"reason", RefusedRequestMemory, "api", kmsg.NameForKey(key), "version", version, "frame_bytes", len(frame), "decode_bytes", cost, "limit", limit)
+		return false, "request would decode into more than the request memory one request may hold (MAX_REQUEST_MEMORY, MAX_REQUEST_MEMORY_PER_ADDRESS)"
+	}
 	timer := time.NewTimer(c.s.cfg.ReadTimeout)
 	defer timer.Stop()
-	return mem.growTo(want, c.readStop, timer.C)
+	if !mem.growTo(int64(cap(frame))+cost, c.readStop, timer.C) {
+		return false, c.stopReasonOr("request memory not available within the read timeout")
+	}
+	return true, ""
 }
 
 // stopReasonOr is stopReason when reading was told to stop, else reason.
@@ -648,12 +715,12 @@ func (c *conn) run(sl *slot, gates []chan struct{}) {
 		}
 	}
 	defer func() {
-		if p := recover(); p != nil {
-			c.log.Error("handler panicked", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version,
-				"panic", p, "stack", string(debug.Stack()))
-			sl.resp, sl.err = nil, fmt.Errorf("handler panicked: %v", p)
+		if pe := (*supervise.PanicError)(nil); errors.As(sl.err, &pe) {
+			sl.resp = nil // the request fails; the connection closes (writeLoop)
+			c.log.Error("handler panicked", "api", kmsg.NameForKey(sl.r.key), "version", sl.r.version, "panic", fmt.Sprint(pe.Value))
 		}
 	}()
+	defer supervise.Recover(c.log, "listener_handler", &sl.err)
 	start := time.Now()
 	sl.resp, sl.err = sl.r.h.Serve(ctx, c.cc, sl.r.req)
 	if r, ok := sl.resp.(*Response); ok && r.Response == nil {
@@ -695,7 +762,7 @@ func (c *conn) writeLoop() {
 				c.nc.Close()
 				return
 			}
-			n, err := w.write(c, sl)
+			n, err := c.writeSafe(&w, sl)
 			if err != nil {
 				c.log.Info("response write failed", "err", err)
 				c.finish(sl, 0, Failed)
@@ -722,6 +789,13 @@ func (c *conn) writeLoop() {
 			return
 		}
 	}
+}
+
+// writeSafe is w.write, with a panic of the encoding (a Fetch answer's encoder runs here)
+// recovered into an error: it closes this connection, not the process (internal/supervise).
+func (c *conn) writeSafe(w *responseWriter, sl *slot) (n int, err error) {
+	defer supervise.Recover(c.log, "listener_writer", &err)
+	return w.write(c, sl)
 }
 
 // responseWriter encodes and writes a connection's responses, keeping its buffers between

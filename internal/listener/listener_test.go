@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
@@ -277,6 +278,46 @@ func TestHandlerPanicClosesOnlyThatConnection(t *testing.T) {
 	if !strings.Contains(s.logs.String(), "handler panicked") {
 		t.Error("panic not logged")
 	}
+}
+
+// A panic while the writer encodes a response (a Fetch answer's encoder runs there) closes
+// that connection, is counted, and leaves the process and other connections serving; before,
+// the writer had no recovery and the panic ended the process (issue 25).
+func TestWriterPanicClosesOnlyThatConnection(t *testing.T) {
+	var released atomic.Int32
+	d := routes{60: {0, 1, Handler{Serve: func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		if cc.ClientID() == "boom" {
+			return &Response{Response: req.ResponseKind(), Release: func() { released.Add(1) },
+				AppendSpliced: func([]byte, []Splice) ([]byte, []Splice) { panic("encoder bug") }}, nil
+		}
+		return req.ResponseKind(), nil
+	}}}}
+	before := panicCount("listener_writer")
+	s := startServer(t, d, nil)
+	c := dial(t, s.addr)
+	c.write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("boom")).AppendRequest(nil, kmsg.NewPtrDescribeClusterRequest(), 1))
+	c.expectClosed()
+	c2 := dial(t, s.addr)
+	c2.send(kmsg.NewPtrDescribeClusterRequest(), 2)
+	if corr := c2.readResponse(kmsg.NewPtrDescribeClusterResponse()); corr != 2 {
+		t.Fatal(corr)
+	}
+	if got := panicCount("listener_writer") - before; got != 1 {
+		t.Errorf("%d writer panics counted, want 1", got)
+	}
+	if !strings.Contains(s.logs.String(), "encoder bug") {
+		t.Error("panic not logged")
+	}
+	waitFor(t, func() bool { return released.Load() == 1 })
+}
+
+func panicCount(component string) int64 {
+	for _, p := range supervise.Panics() {
+		if p.Component == component {
+			return p.Panics
+		}
+	}
+	return 0
 }
 
 func TestUndecodedHandler(t *testing.T) {

@@ -42,6 +42,7 @@ const (
 	RefusedUnsupported        Refusal = "unsupported"          // an API key or version not served
 	RefusedMalformed          Refusal = "malformed"            // an undecodable header or body
 	RefusedUnauthenticated    Refusal = "unauthenticated"      // a request a SASL listener does not serve before (re-)authentication
+	RefusedRequestMemory      Refusal = "request_memory"       // a request that could decode into more than one request may hold
 )
 
 // Log event kinds, rate-limited each on its own (Config.LogLimiter).

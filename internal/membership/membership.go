@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 )
 
 // API is what membership needs from Iggy: one session (an *iggy.Conn), whose id tells when
@@ -127,13 +128,20 @@ func (m *Membership) loop(ctx context.Context) {
 		case <-t.C:
 		}
 		pollCtx, cancel := context.WithTimeout(ctx, 2*m.cfg.Interval+time.Second)
-		err := m.poll(pollCtx)
+		err := m.pollSafe(pollCtx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Warn("cannot read the gateway membership from Iggy; this gateway serves no partition, group or controller request until it can", "err", err)
 			m.report(nil)
 		}
 	}
+}
+
+// pollSafe is poll with a panic recovered into its error (internal/supervise): the round
+// fails as an unreadable membership would, and polling goes on.
+func (m *Membership) pollSafe(ctx context.Context) (err error) {
+	defer supervise.Recover(m.cfg.Logger, "membership", &err)
+	return m.poll(ctx)
 }
 
 // poll rejoins this gateway's group if its session changed, then reads every node's group.

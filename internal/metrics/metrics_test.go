@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 )
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
@@ -99,5 +102,17 @@ func TestIggyPrimaryAndFailovers(t *testing.T) {
 				t.Errorf("step %d: still exposes %q", i, w)
 			}
 		}
+	}
+}
+
+// Panics recovered by supervised goroutines are exported by component.
+func TestPanicsExported(t *testing.T) {
+	m := New()
+	var wg sync.WaitGroup
+	supervise.Go(&wg, slog.New(slog.DiscardHandler), "metrics_test", func() { panic("boom") }, nil)
+	wg.Wait()
+	_, body := get(t, m.Handler(func(context.Context) error { return nil }), "/metrics")
+	if !strings.Contains(body, `iggy_gateway_kafka_panics_total{component="metrics_test"} 1`) {
+		t.Errorf("no panic counted:\n%s", body)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 )
 
 // Ownership of log partitions (docs/COORDINATOR-LOG.md §7). With several gateways each log
@@ -55,7 +57,12 @@ func (s *Store) Acquire(ctx context.Context, k int) error {
 	// The writer goroutine owns the partition's log position, so the reload runs there,
 	// after every write queued before it.
 	select {
-	case p.w.control <- func() { done <- s.reload(ctx, p) }:
+	case p.w.control <- func() {
+		var err error
+		defer func() { done <- err }() // a panic of the reload is Acquire's error
+		defer supervise.Recover(s.cfg.Logger, "offsets_writer", &err)
+		err = s.reload(ctx, p)
+	}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}

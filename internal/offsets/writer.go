@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 )
 
 // writer is the single writer of one log partition (docs/COORDINATOR-LOG.md §4): one
@@ -134,8 +135,16 @@ func (s *Store) run(p *partition) {
 				return
 			}
 		}
-		held = s.round(p, first)
+		held = s.roundSafe(p, first)
 	}
+}
+
+// roundSafe is round with a panic recovered (internal/supervise): the ops of that round get
+// no answer (their callers give up at their deadlines) and the writer goes on with the next
+// round instead of leaving the partition's commits unwritten or ending the process.
+func (s *Store) roundSafe(p *partition, first *op) (held *op) {
+	defer supervise.Recover(s.cfg.Logger, "offsets_writer", nil)
+	return s.round(p, first)
 }
 
 // drain writes whatever is still queued, then the final checkpoint. Close guarantees that

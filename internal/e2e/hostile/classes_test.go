@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -174,6 +175,106 @@ func TestHostileTraffic(t *testing.T) {
 			t.Errorf("%d bytes logged: per-partition lines are not rate-limited", logged)
 		}
 	})
+
+	// Class 7 (issue 25): Produce requests of ~10 million empty topic entries in 32 MiB, two
+	// from each of two addresses at once. Decoded, each is ~1.4 GB; before, one such request
+	// of ~100 MB took the gateway to 7 GiB, two from two addresses got it OOM-killed.
+	t.Run("produce of empty topic entries", func(t *testing.T) {
+		req := kmsg.NewPtrProduceRequest()
+		req.Version, req.Acks, req.TimeoutMillis = 9, 1, 5000
+		entries := (largeFrame - 1024) / 3
+		body := repeatedEntries(req, func(n int) { req.Topics = make([]kmsg.ProduceRequestTopic, n) }, entries)
+		var answered atomic.Int32
+		g.underAttack(t, func() {
+			parallel(4*n, func(i int) {
+				if g.exchangeFrom(t, []string{attacker, attacker2}[i%2], kmsg.Produce.Int16(), 9, body, time.Minute) != nil {
+					answered.Add(1)
+				}
+			})
+		})
+		t.Logf("%d-byte requests of %d empty topics: %d of %d answered", len(body), entries, answered.Load(), 4*n)
+		if answered.Load() != 0 {
+			t.Error("a request that decodes into gigabytes was answered: it was decoded")
+		}
+	})
+
+	// Class 8 (issue 25): arrays of empty entries in the other APIs that take arrays, at 4 MiB
+	// (each would decode into ~150–250 MiB: refused) and at 256 KiB (~10–20 MiB: decoded
+	// within the budget and answered), 4 of each at once from two addresses.
+	t.Run("empty entries in other APIs", func(t *testing.T) {
+		type shape struct {
+			name string
+			req  kmsg.Request
+			fill func(n int) // sets the array of req to n empty entries
+			wire int         // bytes per empty entry
+		}
+		fetch := kmsg.NewPtrFetchRequest()
+		fetch.Version, fetch.ReplicaID = 12, -1
+		fetchParts := kmsg.NewPtrFetchRequest()
+		fetchParts.Version, fetchParts.ReplicaID = 12, -1
+		list := kmsg.NewPtrListOffsetsRequest()
+		list.Version, list.ReplicaID = 7, -1
+		commit := kmsg.NewPtrOffsetCommitRequest()
+		commit.Version, commit.Group, commit.Generation = 8, "hostile", -1
+		configs := kmsg.NewPtrDescribeConfigsRequest()
+		configs.Version = 4
+		metadata := kmsg.NewPtrMetadataRequest()
+		metadata.Version = 12
+		shapes := []shape{
+			{"Fetch v12 topics", fetch, func(n int) { fetch.Topics = make([]kmsg.FetchRequestTopic, n) }, 3},
+			{"Fetch v12 partitions", fetchParts, func(n int) {
+				fetchParts.Topics = []kmsg.FetchRequestTopic{{Topic: "hostile-fetch", Partitions: make([]kmsg.FetchRequestTopicPartition, n)}}
+			}, 43},
+			{"ListOffsets v7 partitions", list, func(n int) {
+				list.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "hostile-fetch", Partitions: make([]kmsg.ListOffsetsRequestTopicPartition, n)}}
+			}, 17},
+			{"OffsetCommit v8 topics", commit, func(n int) { commit.Topics = make([]kmsg.OffsetCommitRequestTopic, n) }, 3},
+			{"DescribeConfigs v4 resources", configs, func(n int) { configs.Resources = make([]kmsg.DescribeConfigsRequestResource, n) }, 4},
+			{"Metadata v12 topics", metadata, func(n int) { metadata.Topics = make([]kmsg.MetadataRequestTopic, n) }, 18},
+		}
+		for _, sh := range shapes {
+			for _, size := range []int{4 << 20, 256 << 10} {
+				body := repeatedEntries(sh.req, sh.fill, size/sh.wire)
+				var answered atomic.Int32
+				t.Run(fmt.Sprintf("%s %d KiB", sh.name, len(body)>>10), func(t *testing.T) {
+					g.underAttack(t, func() {
+						parallel(4*n, func(i int) {
+							if g.exchangeFrom(t, []string{attacker, attacker2}[i%2], sh.req.Key(), sh.req.GetVersion(), body, time.Minute) != nil {
+								answered.Add(1)
+							}
+						})
+					})
+					t.Logf("%d of %d answered", answered.Load(), 4*n)
+				})
+			}
+		}
+	})
+
+	// Class 9 (issue 25): 40 connections announcing 32 MiB frames, sending 1 MiB and
+	// stalling. Before, each frame's whole buffer was allocated on its announcement: 60 to 100
+	// such connections with 100 MiB frames took the gateway to 6–7 GiB.
+	t.Run("slow senders of large frames", func(t *testing.T) {
+		g.underAttack(t, func() {
+			var conns []*rawConn
+			defer func() {
+				for _, c := range conns {
+					c.Close()
+				}
+			}()
+			for i := range 40 * n {
+				c, err := dialFrom([]string{attacker, attacker2}[i%2], g.gw.Addr)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conns = append(conns, c)
+				c.nc.Write(binary.BigEndian.AppendUint32(nil, largeFrame))
+				c.nc.SetWriteDeadline(time.Now().Add(time.Second)) // those waiting for memory read nothing
+				c.nc.Write(make([]byte, 1<<20))
+			}
+			time.Sleep(readTimeout / 2) // the stall, while the health client asks
+		})
+	})
 }
 
 // fetchedBytes is how many record bytes a Fetch v11 answer carries (0 for none).
@@ -190,4 +291,30 @@ func fetchedBytes(body []byte) int64 {
 		}
 	}
 	return n
+}
+
+// repeatedEntries is the body of req with n empty entries in the array fill sets, built by
+// repeating the bytes of one entry rather than encoding n Go structs (10 million of them
+// would take the test gigabytes).
+func repeatedEntries(req kmsg.Request, fill func(n int), n int) []byte {
+	fill(1)
+	one := req.AppendTo(nil)
+	fill(2)
+	two := req.AppendTo(nil)
+	fill(0)
+	d := 0 // the count's last byte: the first that differs
+	for one[d] == two[d] {
+		d++
+	}
+	entry := two[d+1 : d+1+len(two)-len(one)]
+	start := d - 3
+	var count []byte
+	if req.IsFlexible() {
+		start, count = d, binary.AppendUvarint(nil, uint64(n+1))
+	} else {
+		count = binary.BigEndian.AppendUint32(nil, uint32(n))
+	}
+	body := append(append([]byte{}, one[:start]...), count...)
+	body = append(body, bytes.Repeat(entry, n)...)
+	return append(body, one[d+1+len(entry):]...)
 }

@@ -1,0 +1,10 @@
+package tlsconfig
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when a goroutine they started outlives them (issue 25).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
