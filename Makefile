@@ -45,7 +45,7 @@ run:
 
 # Regenerates the tables in docs/ from the code (tests fail when they are stale).
 generate:
-	$(GO) generate ./internal/versions ./internal/config ./internal/metrics
+	$(GO) generate ./internal/versions ./internal/config ./internal/metrics ./internal/auth
 
 fmt:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
