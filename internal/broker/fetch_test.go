@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
@@ -97,4 +99,59 @@ func TestFetchOffsetsAndErrors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A long-polling Fetch holds only the memory of what it read while it waits: the rest of its
+// reservation goes back to the budget, so that waiting fetches do not keep other requests
+// (heartbeats, commits, produces) waiting for memory nobody uses. Here a 32 MiB fetch waits on
+// an empty partition of a 40 MiB budget while a 12 MiB produce arrives: the produce is served
+// and the fetch answers with its record. Before, the produce waited for the fetch's memory
+// until the long poll ended empty.
+func TestLongPollGivesBackItsReservation(t *testing.T) {
+	read := make(chan struct{}, 1)
+	g := startGateway(t, gatewayOpts{bridge: true, env: []string{"IGGY_KAFKA_MAX_REQUEST_MEMORY=40MiB"},
+		wrap: func(api iggy.API) iggy.API { return topicReadSignal{api, read} }})
+	g.mkTopic("kafka", "lp", 1)
+	req := testutil.FetchPartitionsReq(12, "lp", 0, 0)
+	req.MaxBytes, req.MaxWaitMillis = 32<<20, 15_000
+	req.Topics[0].Partitions[0].PartitionMaxBytes = 32 << 20
+	fetcher := dialRaw(t, g.addr)
+	fetcher.send(req, 1)
+	<-read // the fetch reserved its memory and read the topic: it is about to wait
+
+	value := bytes.Repeat([]byte("v"), 1<<20)
+	values := make([][]byte, 12)
+	for i := range values {
+		values[i] = value
+	}
+	producer := dialRaw(t, g.addr)
+	produce := kmsg.NewPtrProduceResponse()
+	produce.Version = 9
+	producer.send(testutil.ProducePartitionReq(9, -1, "lp", 0, testutil.ProduceBatch(t, 0, values, nil)), 2)
+	if err := produce.ReadFrom(producer.frame()[5:]); err != nil || produce.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("produce: %v %+v", err, produce.Topics)
+	}
+	resp := kmsg.NewPtrFetchResponse()
+	resp.Version = 12
+	if err := resp.ReadFrom(fetcher.frame()[5:]); err != nil {
+		t.Fatal(err)
+	}
+	if got := fetchedRecords(t, &resp.Topics[0].Partitions[0]); len(got) == 0 {
+		t.Fatal("the long poll ended without the records produced while it waited: the produce waited for its memory")
+	}
+}
+
+// topicReadSignal tells, once, that a topic was read (a Fetch's first read).
+type topicReadSignal struct {
+	iggy.API
+	read chan struct{}
+}
+
+func (s topicReadSignal) GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error) {
+	t, err := s.API.GetTopic(ctx, stream, topic)
+	select {
+	case s.read <- struct{}{}:
+	default:
+	}
+	return t, err
 }

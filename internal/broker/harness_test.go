@@ -34,6 +34,7 @@ type gateway struct {
 	iggy   *iggy.Client      // nil without bridge
 	ms     *memserver.Server // nil without bridge
 	config *config.Config
+	budget *listener.Budget // the listener's request memory
 }
 
 type gatewayOpts struct {
@@ -125,11 +126,12 @@ func startGateway(t *testing.T, o gatewayOpts) *gateway {
 	g.addr = ln.Addr().String()
 	g.b.SetAdvertisedPort(cfg.Listeners[0].Name, ln.Addr().(*net.TCPAddr).Port)
 	l := cfg.Limits
+	g.budget = listener.NewBudget(int64(l.MaxRequestMemory))
 	g.srv = listener.New(listener.Config{
 		Name: cfg.Listeners[0].Name, Dispatcher: g.b, Logger: opts.Logger,
 		MaxFrameSize: l.MaxFrameSize, MaxConnections: l.MaxConnections, MaxInFlight: l.MaxInFlight,
 		IdleTimeout: l.IdleTimeout, ReadTimeout: l.ReadTimeout, WriteTimeout: l.WriteTimeout,
-		Budget: listener.NewBudget(int64(l.MaxRequestMemory)),
+		Budget: g.budget,
 	})
 	done := make(chan error, 1)
 	go func() { done <- g.srv.Serve(ln) }()

@@ -107,10 +107,16 @@ func (dp *Plane) Fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 	}
 	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, maxFetchWait)
 	if !errored && bytes < int(req.MinBytes) && wait > 0 {
+		// While it waits, a long poll holds only the memory of what it read: the rest goes back
+		// to the budget and is taken again once there is data to read, so that waiting fetches
+		// (franz-go asks for 50 MiB each) do not hold other requests of their address,
+		// heartbeats and commits among them, for the whole wait (docs/LIMITS.md).
+		listener.Unreserve(ctx, int64(f.maxBytes-bytes))
 		if err := dp.waitFetch(ctx, f, max(int(req.MinBytes), 1), wait); err != nil {
 			f.release()
 			return nil, err
 		}
+		f.maxBytes = bytes + reserveFetch(ctx, f.maxBytes-bytes)
 		dp.readFetch(ctx, f)
 	}
 	dp.observeFetched(f)

@@ -323,6 +323,20 @@ func ReserveUpTo(ctx context.Context, n int64) int64 {
 	return got
 }
 
+// Unreserve gives back up to n bytes of what Reserve and ReserveUpTo took for the request
+// being served in ctx, for a handler that reserved more than it turned out to need before it
+// waits (a long-polling Fetch holds only what it read while it waits, so that it does not keep
+// other requests of its address waiting for memory it is not using, docs/LIMITS.md).
+func Unreserve(ctx context.Context, n int64) {
+	sl, ok := ctx.Value(slotKey{}).(*slot)
+	if !ok || sl.mem == nil || sl.mem.acct == nil || n <= 0 {
+		return
+	}
+	n = min(n, sl.reserved.Load())
+	sl.mem.shrinkTo(sl.mem.held() - n)
+	sl.reserved.Add(-n)
+}
+
 // peerHost is the address key of per-address limits: the peer's IP without its port.
 func peerHost(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {
