@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -185,4 +189,195 @@ func createAndRoundTrip(t *testing.T, env *Env, topic string) {
 	if string(got[0].Value) != value || got[0].Offset != 0 {
 		t.Errorf("read back %q at offset %d from %s, want %q at 0", got[0].Value, got[0].Offset, topic, value)
 	}
+}
+
+// ledger is a consumer group without members whose committed offset of one partition a loop
+// raises by one at a time through the Kafka API (OffsetCommit with generation -1, as
+// kafka-consumer-groups --reset-offsets sends it). A commit that fails is sent again with the
+// same offset until it is acknowledged, so the last acknowledged offset is the highest ever
+// sent: whatever the group reads back afterwards must equal it exactly.
+type ledger struct {
+	group, topic string
+	coordinator  int32
+
+	mu        sync.Mutex
+	last      int64 // the last acknowledged commit
+	failures  int   // commits answered with an error (sent again)
+	afterMark int   // commits acknowledged since mark
+}
+
+func (l *ledger) acked() (last int64, failures, afterMark int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last, l.failures, l.afterMark
+}
+
+func (l *ledger) mark() { l.mu.Lock(); l.afterMark = 0; l.mu.Unlock() }
+
+// run commits until stop is closed, through adm.
+func (l *ledger) run(ctx context.Context, adm *kadm.Client, stop <-chan struct{}) {
+	for next := int64(1); ; {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		var offs kadm.Offsets
+		offs.Add(kadm.Offset{Topic: l.topic, Partition: 0, At: next, LeaderEpoch: -1, Metadata: strconv.FormatInt(next, 10)})
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		resp, err := adm.CommitOffsets(cctx, l.group, offs)
+		cancel()
+		if err == nil {
+			err = resp.Error()
+		}
+		l.mu.Lock()
+		if err != nil {
+			l.failures++
+		} else {
+			l.last = next
+			l.afterMark++
+			next++
+		}
+		l.mu.Unlock()
+	}
+}
+
+// ledgersOnEveryGateway returns one ledger per gateway of c: groups named after topic whose
+// coordinator is that gateway, so that commits go through every gateway.
+func ledgersOnEveryGateway(t *testing.T, c *gatewayCluster, topic string) []*ledger {
+	t.Helper()
+	byNode := map[int32]*ledger{}
+	for i := 0; len(byNode) < len(c.addrs) && i < 200; i++ {
+		group := fmt.Sprintf("ledger-%s-%d", topic, i)
+		node, err := groupCoordinator(c.addrs[0], group)
+		if err != nil {
+			t.Fatalf("coordinator of %s: %v", group, err)
+		}
+		if _, ok := byNode[node]; !ok {
+			byNode[node] = &ledger{group: group, topic: topic, coordinator: node}
+		}
+	}
+	if len(byNode) < len(c.addrs) {
+		t.Fatalf("200 group names are coordinated by %d of %d gateways", len(byNode), len(c.addrs))
+	}
+	var out []*ledger
+	for i := range c.addrs {
+		out = append(out, byNode[c.nodeID(i)])
+	}
+	return out
+}
+
+// TestIggyClusterTwoGatewaysOffsets: two gateways (BROKERS, NODE_ID: docs/DEPLOYMENT.md) in
+// front of one Iggy cluster, each given every Iggy node, a backup first. An idempotent
+// producer writes through both, a two-member group consumes and commits, and a group
+// coordinated by each gateway has its offset committed one step at a time; the Iggy primary is
+// killed. Both gateways follow the new primary without a restart; every acknowledged record is
+// stored exactly once, in order, and given to the group; the group's committed offsets never
+// pass the end nor go back; and each ledger group reads back, through either gateway, exactly
+// the last offset (and metadata) whose commit was acknowledged.
+func TestIggyClusterTwoGatewaysOffsets(t *testing.T) {
+	if testing.Short() && !required() {
+		t.Skip("end-to-end scenarios do not run in -short mode")
+	}
+	if os.Getenv("IGGYGW_E2E_BOOTSTRAP") != "" {
+		t.Skip("needs gateways started by the harness (IGGYGW_E2E_BOOTSTRAP is set)")
+	}
+	backend := startIggyClusterBackend(t, clusterElectionDelay)
+	t.Cleanup(backend.close)
+	cl := backend.cluster
+	cl.RequireFaults(t)
+	c := startGatewayClusterOn(t, backend, 2)
+	t.Logf("gateways %s bridged to the %s", c.env.Bootstrap, backend.describe())
+	ctx := ctxFor(t, 3*time.Minute)
+	waitFor(t, 20*time.Second, "both gateways listing two brokers", func() bool {
+		for _, a := range c.addrs {
+			md, err := gatewayMetadata(a)
+			if err != nil || len(md.Brokers) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	topic := c.env.CreateTopic(t, 4)
+	waitFor(t, 20*time.Second, "both gateways listing "+topic, func() bool {
+		for _, a := range c.addrs {
+			md, err := gatewayMetadata(a, topic)
+			if err != nil || len(leaders(md, topic)) != 4 {
+				return false
+			}
+		}
+		return true
+	})
+	w := startClusterWork(t, ctx, c.env, topic, "g-"+topic, 2)
+	ledgers := ledgersOnEveryGateway(t, c, topic)
+	stopLedgers := make(chan struct{})
+	var ledgersDone sync.WaitGroup
+	for _, l := range ledgers {
+		adm := c.env.Admin(t)
+		ledgersDone.Go(func() { l.run(ctx, adm, stopLedgers) })
+	}
+	progress := func(acks, consumed, commits int) func() bool {
+		return func() bool {
+			n, _ := w.got.count()
+			for _, l := range ledgers {
+				if _, _, after := l.acked(); after < commits {
+					return false
+				}
+			}
+			return w.log.acks() >= acks && n >= consumed
+		}
+	}
+	waitFor(t, 60*time.Second, "300 acknowledgements, 200 records consumed, 20 commits of each ledger", progress(300, 200, 20))
+
+	primary := backend.primary(t)
+	acksAtKill := w.log.acks()
+	consumedAtKill, _ := w.got.count()
+	w.got.mark(w.watch.committed())
+	for _, l := range ledgers {
+		l.mark()
+	}
+	cl.Kill(t, primary)
+	t.Cleanup(func() { cl.Restart(t, primary) })
+	t.Logf("Iggy primary, node %d, killed", primary)
+	waitFor(t, 60*time.Second, "300 more acknowledgements, 200 more records consumed, 20 more commits of each ledger after the kill",
+		progress(acksAtKill+300, consumedAtKill+200, 20))
+	close(stopLedgers)
+	ledgersDone.Wait()
+
+	samples := w.finish(t, ctx, 60*time.Second)
+	if behind := w.got.resumedBehind(); len(behind) > 0 {
+		t.Errorf("%d records given to the group again below the offsets committed before the kill, e.g. %v", len(behind), behind[:min(5, len(behind))])
+	}
+	for _, l := range ledgers {
+		last, failures, after := l.acked()
+		for i, addr := range c.addrs {
+			// A client bootstrapped with this gateway alone: it asks this gateway where the
+			// group's coordinator is, then the coordinator.
+			seeded := &Env{Bootstrap: addr}
+			got, err := seeded.Admin(t).FetchOffsets(ctx, l.group)
+			if err == nil {
+				err = got.Error()
+			}
+			if err != nil {
+				t.Fatalf("fetch the offsets of %s through gateway %d: %v", l.group, c.nodeID(i), err)
+			}
+			o, ok := got.Lookup(topic, 0)
+			if !ok || o.At != last || o.Metadata != strconv.FormatInt(last, 10) {
+				t.Errorf("%s (coordinated by gateway %d) read through gateway %d: offset %d metadata %q, want the last acknowledged commit %d",
+					l.group, l.coordinator, c.nodeID(i), o.At, o.Metadata, last)
+			}
+		}
+		t.Logf("%s, coordinated by gateway %d: %d commits acknowledged (%d after the kill), %d answered with an error and sent again; offset %d read back through both gateways",
+			l.group, l.coordinator, last, after, failures, last)
+	}
+	for i, g := range c.nodes {
+		if n := strings.Count(g.Output.String(), "event=iggy_failover"); n < 1 || (!cl.Real() && n != 1) {
+			t.Errorf("gateway %d logged %d moves to another Iggy primary, want 1", c.nodeID(i), n)
+		}
+	}
+	distinct, repeats := w.got.count()
+	t.Logf("%d records acknowledged (%d before the kill), stored once each, in order; the group was given %d (%d again); %d samples of its committed offsets, none beyond the end or going back",
+		w.log.acks(), acksAtKill, distinct, repeats, samples)
 }
