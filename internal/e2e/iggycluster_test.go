@@ -103,7 +103,8 @@ func TestIggyClusterClients(t *testing.T) {
 
 // TestIggyClusterFailoverJava: the Java client's idempotent producer (acks=all) writes 5000
 // records through a gateway in front of an Iggy cluster while an Iggy node dies: the primary,
-// a backup, or (rejoin) the old primary comes back and the primary after it dies. Every record
+// a backup, or (rejoin) the old primary comes back and the primary after it dies; or while
+// every node is restarted in turn, the primary last (rolling-restart). Every record
 // is delivered by the producer itself, stored where its delivery report said, once, in order;
 // the gateway, never restarted, then creates a topic with replication factor 3 and
 // round-trips a record on it.
@@ -160,6 +161,21 @@ func TestIggyClusterFailoverJava(t *testing.T) {
 			t.Cleanup(func() { c.Restart(t, now) })
 			t.Logf("Iggy primary, node %d, killed; it rejoined as a backup and then the next primary, node %d, was killed", old, now)
 			return 2
+		}),
+		// docs/DEPLOYMENT.md §7's rolling restart: each backup stopped and started again in
+		// turn, then the primary; only the primary's restart moves the gateway.
+		scenario("rolling-restart", func(t *testing.T, env *Env) int {
+			c := env.iggy.cluster
+			p := env.iggy.primary(t)
+			for _, n := range append(c.Others(p), p) {
+				c.Kill(t, n)
+				time.Sleep(500 * time.Millisecond)
+				c.Restart(t, n)
+				if n == p {
+					t.Logf("Iggy nodes %v (backups) and then %d (the primary) restarted one at a time", c.Others(p), p)
+				}
+			}
+			return 1
 		}),
 	}, clusterBackend(), func(t *testing.T) *Env { return startIggyClusterEnv(t) })
 }
