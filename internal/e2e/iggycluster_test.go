@@ -163,7 +163,10 @@ func TestIggyClusterFailoverJava(t *testing.T) {
 			return 2
 		}),
 		// docs/DEPLOYMENT.md §7's rolling restart: each backup stopped and started again in
-		// turn, then the primary; only the primary's restart moves the gateway.
+		// turn, then the primary; only the primary's restart moves the gateway. The in-memory
+		// cluster's node is caught up when Restart returns; on a real cluster the next kill
+		// waits only for IGGY_TEST_CLUSTER_RESTART_COMMAND, which must therefore return once
+		// the node has rejoined, not merely listens, or two nodes may be down at once.
 		scenario("rolling-restart", func(t *testing.T, env *Env) int {
 			c := env.iggy.cluster
 			p := env.iggy.primary(t)
@@ -180,9 +183,9 @@ func TestIggyClusterFailoverJava(t *testing.T) {
 	}, clusterBackend(), func(t *testing.T) *Env { return startIggyClusterEnv(t) })
 }
 
-// createAndRoundTrip creates topic through the Kafka API with replication factor 3 (what a 3-node Iggy
-// cluster holds, and Kafka's default for internal topics), produces one record to it with
-// acks=all and reads it back, through env.
+// createAndRoundTrip creates topic through the Kafka API with replication factor 3 (what a
+// 3-node Iggy cluster holds, and Kafka's default for internal topics), produces one record to
+// it with acks=all and reads it back, through env.
 func createAndRoundTrip(t *testing.T, env *Env, topic string) {
 	t.Helper()
 	ctx := ctxFor(t, time.Minute)
