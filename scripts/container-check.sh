@@ -11,7 +11,12 @@
 #      tools, produce with kcat, consume with the Kafka console consumer and kcat;
 #   6. brings up deploy/compose.three.yaml (three gateways, one memserver) and checks that every
 #      gateway lists all three, that kafka-topics --create works through each, and produces and
-#      consumes through each gateway with kcat bootstrapped with all three.
+#      consumes through each gateway with kcat bootstrapped with all three;
+#   7. checks deploy/compose.cluster.yaml (two gateways, three Iggy nodes) as docker-compose
+#      renders it: its configuration only. A replicated cluster needs the real Iggy image,
+#      which cannot be pulled here, and the in-memory server cannot stand in for three nodes
+#      in three containers; internal/e2e runs the gateway against the in-memory cluster instead
+#      (TestIggyCluster*).
 # Publishes only to loopback. Every wait is bounded; a failure names the step and shows logs.
 # Needs root (or sudo) for apt-get and dockerd. .ci/run calls it after `make test`, which
 # installed kcat and the Kafka tools (scripts/install-test-deps.sh).
@@ -324,4 +329,26 @@ done
 step "Compose stack $run_id-three down"
 three down -v --remove-orphans >/dev/null 2>&1 || fail "docker-compose down (three gateways)"
 three_up=""
+# --- 7. Two gateways in front of three Iggy nodes (deploy/compose.cluster.yaml): configuration --
+step "deploy/compose.cluster.yaml: configuration (docker-compose config)"
+cluster_config=$(timeout 60 docker-compose -p "$run_id-cluster" -f deploy/compose.cluster.yaml config 2>&1) || {
+  echo "$cluster_config"
+  fail "docker-compose config of deploy/compose.cluster.yaml"
+}
+# want TEXT: the rendered configuration contains TEXT.
+want() { grep -qF -- "$1" <<<"$cluster_config" || fail "deploy/compose.cluster.yaml as rendered lacks: $1"; }
+for i in 0 1 2; do
+  # Each node's command, --replica-id i: two list items on consecutive lines.
+  tr '\n' '~' <<<"$cluster_config" | grep -qF -- "- --replica-id~    - '$i'" ||
+    fail "deploy/compose.cluster.yaml as rendered has no node started with --replica-id $i"
+  want "IGGY_CLUSTER_NODES_${i}_REPLICA_ID: '$i'"
+  want "ipv4_address: 172.29.90.1$i"
+done
+want 'IGGY_CLUSTER_ENABLED: "true"'
+want "IGGY_KAFKA_IGGY_ADDR: 172.29.90.10:8090,172.29.90.11:8090,172.29.90.12:8090"
+want "IGGY_KAFKA_BROKERS: 1@127.0.0.1:${KAFKA_PORT_1:-9093},2@127.0.0.1:${KAFKA_PORT_2:-9095}"
+services=$(timeout 60 docker-compose -f deploy/compose.cluster.yaml config --services | sort | tr '\n' ' ')
+[ "$services" = "gateway-1 gateway-2 iggy-0 iggy-1 iggy-2 " ] || fail "deploy/compose.cluster.yaml has services $services"
+echo "    three Iggy nodes (replica ids 0-2, static roster addresses), two gateways given all three"
+
 step "container packaging checks passed"

@@ -32,15 +32,22 @@ func startGatewayCluster(t *testing.T, n int, extraEnv ...string) *gatewayCluste
 	if sharedEnv(t).External() {
 		t.Skip("needs gateways started by the harness (IGGYGW_E2E_BOOTSTRAP is set)")
 	}
-	bin, err := buildGateway()
-	if err != nil {
-		t.Fatal(err)
-	}
 	backend, err := startIggyBackend()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(backend.close)
+	return startGatewayClusterOn(t, backend, n, extraEnv...)
+}
+
+// startGatewayClusterOn starts n gateways (node ids 1..n) with extraEnv bridged to backend,
+// which the caller closes. Everything else is stopped when t ends.
+func startGatewayClusterOn(t *testing.T, backend *iggyBackend, n int, extraEnv ...string) *gatewayCluster {
+	t.Helper()
+	bin, err := buildGateway()
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := &gatewayCluster{backend: backend, bin: bin, extraEnv: extraEnv, nodes: make([]*childproc.Gateway, n)}
 	for range n {
 		a, err := childproc.FreeLoopbackAddr()

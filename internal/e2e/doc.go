@@ -41,6 +41,12 @@
 // Scenarios with several gateways (multigw_test.go) start three gateway processes of their
 // own (gatewayCluster in cluster.go) over an Iggy backend of their own.
 //
+// Scenarios behind an Iggy cluster (iggycluster_test.go) start a gateway of their own given the
+// three nodes of the in-memory Iggy cluster, or of the real cluster IGGY_TEST_CLUSTER_ADDRS
+// names (with IGGY_TEST_CLUSTER_KILL_COMMAND and IGGY_TEST_CLUSTER_RESTART_COMMAND for the
+// failover scenarios, as package internal/iggy/clustertest describes), a backup listed first.
+// They run scenarios of every family's own list and report them apart (Result.Backend).
+//
 // Scenarios whose gateway feature has not landed yet are gated in one place, pendingFeatures
 // in features.go; they are reported as skipped with the reason.
 package e2e

@@ -15,7 +15,10 @@ import (
 )
 
 // TestFranzGo runs franz-go (kgo, kadm) against the gateway.
-func TestFranzGo(t *testing.T) {
+func TestFranzGo(t *testing.T) { runScenarios(t, franzFamily, franzScenarios()) }
+
+// franzScenarios are franz-go's scenarios (the Iggy cluster test runs some of them too).
+func franzScenarios() []Scenario {
 	scenarios := []Scenario{
 		{Name: "metadata", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: franzMetadata},
 	}
@@ -36,7 +39,7 @@ func TestFranzGo(t *testing.T) {
 		Scenario{Name: "admin", Needs: []Feature{FeatureCore, FeatureCreateTopics, FeatureCreatePartitions, FeatureDeleteTopics, FeatureConfigs},
 			Covers: []Cell{CellAdminTopics, CellConfigs}, Run: franzAdmin},
 	)
-	runScenarios(t, franzFamily, scenarios)
+	return scenarios
 }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {

@@ -5,19 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/clustertest"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
 )
 
 // iggyBackend is the Iggy server the harness's gateways bridge to: the in-memory server
-// started in-process, or a real server named by IGGY_TEST_ADDR.
+// started in-process, or a real server named by IGGY_TEST_ADDR; or an Iggy cluster of three
+// nodes (startIggyClusterBackend), whose seed list is target.addr.
 type iggyBackend struct {
-	target iggyTarget
-	server *memserver.Server // nil for a real server
+	target  iggyTarget
+	server  *memserver.Server    // nil for a real server or a cluster
+	cluster *clustertest.Cluster // nil for a single server
 
 	mu     sync.Mutex
 	client *iggy.Client // dialed on first use
@@ -45,6 +49,9 @@ func startMemIggy(addr string) (*iggyBackend, error) {
 }
 
 func (b *iggyBackend) describe() string {
+	if b.cluster != nil {
+		return clusterKind(b.cluster.Real()) + " at " + strings.Join(b.cluster.Addrs, ",") + ", the gateway's seed list " + b.target.addr
+	}
 	if b.server != nil {
 		return "in-memory Iggy server at " + b.target.addr
 	}
@@ -84,7 +91,7 @@ func (b *iggyBackend) createTopic(ctx context.Context, name string, partitions i
 // in-memory server goes away with the run. Failures are logged, not fatal: the test's
 // verdict is already made.
 func (b *iggyBackend) leaveNothing(t testing.TB, what string, del func(context.Context, *iggy.Client) error) {
-	if b.server != nil {
+	if b.server != nil || b.inMemoryCluster() {
 		return
 	}
 	t.Cleanup(func() {
@@ -98,6 +105,51 @@ func (b *iggyBackend) leaveNothing(t testing.TB, what string, del func(context.C
 			t.Logf("cleanup: deleting %s from the Iggy server: %v", what, err)
 		}
 	})
+}
+
+// inMemoryCluster reports whether the backend is the in-memory Iggy cluster.
+func (b *iggyBackend) inMemoryCluster() bool { return b.cluster != nil && !b.cluster.Real() }
+
+// startIggyClusterBackend starts the Iggy cluster of t (package clustertest: the in-memory
+// three-node cluster electing a new primary electionDelay after the primary dies, or the real
+// cluster of IGGY_TEST_CLUSTER_ADDRS). The gateway's seed list names every node, a backup first
+// (docs/DEPLOYMENT.md §7): the gateway must find the primary through the roster, not by luck
+// of the order. The cluster is closed when t ends; close the backend too.
+func startIggyClusterBackend(t testing.TB, electionDelay time.Duration) *iggyBackend {
+	t.Helper()
+	c := clustertest.Start(t, electionDelay)
+	b := &iggyBackend{cluster: c, target: iggyTarget{addr: c.Seeds(0, 1, 2), username: c.Username, password: c.Password}}
+	p := b.primary(t)
+	backups := c.Others(p)
+	b.target.addr = c.Seeds(backups[0], p, backups[1])
+	return b
+}
+
+// clusterKind says which kind of Iggy cluster a backend is, for logs and the report.
+func clusterKind(real bool) string {
+	if real {
+		return "real Iggy cluster (IGGY_TEST_CLUSTER_ADDRS)"
+	}
+	return "in-memory Iggy cluster"
+}
+
+// primary is the node of the backend's cluster that is primary now, as a client given every
+// node finds it (through the roster the nodes report).
+func (b *iggyBackend) primary(t testing.TB) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := b.cluster
+	cl, err := iggy.Dial(ctx, iggy.Config{Addr: c.Seeds(0, 1, 2), Username: c.Username, Password: c.Password, PoolSize: 1, PingInterval: -1})
+	if err != nil {
+		t.Fatalf("find the Iggy primary of %s: %v", strings.Join(c.Addrs, ","), err)
+	}
+	defer cl.Close()
+	p := c.Index(cl.Primary())
+	if p < 0 {
+		t.Fatalf("the Iggy primary %q is none of %v", cl.Primary(), c.Addrs)
+	}
+	return p
 }
 
 func (b *iggyBackend) close() {

@@ -12,8 +12,11 @@ import (
 
 // TestJava runs the Apache Kafka command-line tools (Maven Central jars, e2e/bin wrappers
 // running the distribution's main classes) against the gateway.
-func TestJava(t *testing.T) {
-	runScenarios(t, javaFamily, []Scenario{
+func TestJava(t *testing.T) { runScenarios(t, javaFamily, javaScenarios()) }
+
+// javaScenarios are the Java tools' scenarios (the Iggy cluster test runs some of them too).
+func javaScenarios() []Scenario {
+	return []Scenario{
 		{Name: "broker-api-versions", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: javaBrokerAPIVersions},
 		{Name: "topics-list", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: javaTopicsList},
 		// kafka-topics --describe also describes the topic's configs.
@@ -34,7 +37,7 @@ func TestJava(t *testing.T) {
 		{Name: "configs", Needs: []Feature{FeatureCore, FeatureConfigs}, Covers: []Cell{CellConfigs}, Run: javaConfigs},
 		{Name: "consumer-groups", Needs: []Feature{FeatureCore, FeatureProduce, FeatureFetch, FeatureListOffsets, FeatureGroups, FeatureOffsets, FeatureGroupAdmin},
 			Covers: []Cell{CellGroups, CellOffsets}, Run: javaConsumerGroups},
-	})
+	}
 }
 
 // kafkaTool runs one e2e/bin wrapper with args as a user would type them and fails the test

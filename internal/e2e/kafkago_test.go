@@ -14,7 +14,10 @@ import (
 )
 
 // TestKafkaGo runs segmentio/kafka-go against the gateway.
-func TestKafkaGo(t *testing.T) {
+func TestKafkaGo(t *testing.T) { runScenarios(t, kafkaGoFamily, kafkaGoScenarios()) }
+
+// kafkaGoScenarios are kafka-go's scenarios (the Iggy cluster test runs some of them too).
+func kafkaGoScenarios() []Scenario {
 	scenarios := []Scenario{
 		{Name: "metadata", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: kafkaGoMetadata},
 	}
@@ -32,7 +35,7 @@ func TestKafkaGo(t *testing.T) {
 		Scenario{Name: "admin", Needs: []Feature{FeatureCore, FeatureCreateTopics, FeatureCreatePartitions, FeatureDeleteTopics, FeatureConfigs},
 			Covers: []Cell{CellAdminTopics, CellConfigs}, Run: kafkaGoAdmin},
 	)
-	runScenarios(t, kafkaGoFamily, scenarios)
+	return scenarios
 }
 
 // kafkaGoClient and kafkaGoWriter use a transport of their own: kafka-go's default transport

@@ -12,7 +12,10 @@ import (
 // TestKafkajs runs kafkajs (npm) against the gateway through e2e/node/kafka_client.js, which
 // prints what the client saw as JSON. kafkajs has no lz4 or zstd codec of its own; the report
 // says so.
-func TestKafkajs(t *testing.T) {
+func TestKafkajs(t *testing.T) { runScenarios(t, kafkajsFamily, kafkajsScenarios()) }
+
+// kafkajsScenarios are kafkajs's scenarios (the Iggy cluster test runs some of them too).
+func kafkajsScenarios() []Scenario {
 	scenarios := []Scenario{
 		{Name: "metadata", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: kafkajsMetadata},
 	}
@@ -26,7 +29,7 @@ func TestKafkajs(t *testing.T) {
 		Scenario{Name: "admin", Needs: []Feature{FeatureCore, FeatureCreateTopics, FeatureCreatePartitions, FeatureDeleteTopics, FeatureConfigs},
 			Covers: []Cell{CellAdminTopics, CellConfigs}, Run: kafkajsAdmin},
 	)
-	runScenarios(t, kafkajsFamily, scenarios)
+	return scenarios
 }
 
 func kafkajsMetadata(t *testing.T, env *Env) {

@@ -12,7 +12,10 @@ import (
 )
 
 // TestKcat runs kcat (librdkafka, Debian package) against the gateway.
-func TestKcat(t *testing.T) {
+func TestKcat(t *testing.T) { runScenarios(t, kcatFamily, kcatScenarios()) }
+
+// kcatScenarios are kcat's scenarios (the Iggy cluster test runs some of them too).
+func kcatScenarios() []Scenario {
 	scenarios := []Scenario{
 		{Name: "metadata", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: kcatMetadata},
 	}
@@ -26,7 +29,7 @@ func TestKcat(t *testing.T) {
 	}
 	scenarios = append(scenarios, Scenario{Name: "group", Needs: []Feature{FeatureCore, FeatureProduce, FeatureFetch, FeatureListOffsets, FeatureGroups, FeatureOffsets},
 		Covers: []Cell{CellGroups, CellOffsets}, Run: kcatGroup})
-	runScenarios(t, kcatFamily, scenarios)
+	return scenarios
 }
 
 func kcat(t *testing.T, stdin string, args ...string) CmdResult {

@@ -68,3 +68,37 @@ func TestReportFrameworks(t *testing.T) {
 		t.Error("a framework row was read as a client row")
 	}
 }
+
+// Results behind an Iggy cluster fill a table of their own, not the client cells, and a pass
+// claimed there is checked against the run too.
+func TestReportCluster(t *testing.T) {
+	rs := []Result{
+		{Family: "java", Version: "x", Scenario: "quickstart", Covers: []Cell{CellProduce}, Status: StatusPass},
+		{Family: "kcat", Version: "y", Scenario: "produce-consume-none", Covers: []Cell{CellProduce}, Backend: "in-memory Iggy cluster", Status: StatusPass},
+		{Family: "java", Version: "x", Scenario: "failover-primary-killed", Covers: []Cell{CellIdempotence}, Backend: "in-memory Iggy cluster", Status: StatusFail},
+	}
+	doc := RenderCompatibility(rs)
+	for _, want := range []string{
+		"| kcat | in-memory Iggy cluster | produce-consume-none | pass |",
+		"| java | in-memory Iggy cluster | failover-primary-killed | fail |",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("report lacks %q:\n%s", want, doc)
+		}
+	}
+	table := ParseReportTable(doc)
+	if table["kcat"][CellProduce] != ReportNotCovered || table["java"][CellIdempotence] != ReportNotCovered || table["java"][CellProduce] != ReportPass {
+		t.Errorf("cluster results leaked into the client cells: %v / %v", table["kcat"], table["java"])
+	}
+	if strings.Contains(doc, "| java | failover-primary-killed |") {
+		t.Error("a cluster result is listed among the single-server scenarios")
+	}
+	if claims := UnprovenClaims(doc, rs); len(claims) != 0 {
+		t.Errorf("a report checked against its own run: %v", claims)
+	}
+	worse := slices.Clone(rs)
+	worse[1].Status = StatusSkip
+	if claims := UnprovenClaims(doc, worse); len(claims) != 1 || !strings.Contains(claims[0], "kcat / produce-consume-none") {
+		t.Errorf("claims %v, want kcat / produce-consume-none behind the cluster", claims)
+	}
+}

@@ -23,9 +23,12 @@ type Result struct {
 	Version  string `json:"version"`
 	Scenario string `json:"scenario"`
 	Covers   []Cell `json:"covers"`
-	Status   string `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Elapsed  string `json:"elapsed,omitempty"`
+	// Backend is "" for the single Iggy server every scenario shares, else the Iggy cluster
+	// the scenario ran behind (reported in a table of its own).
+	Backend string `json:"backend,omitempty"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Elapsed string `json:"elapsed,omitempty"`
 }
 
 // Results is the file IGGYGW_E2E_RESULTS names, read by cmd/compat-report.
@@ -71,7 +74,11 @@ func printSummary(w io.Writer, rs []Result) {
 	fmt.Fprintln(w, "e2e summary (client, version, scenario, outcome):")
 	for _, r := range rs {
 		counts[r.Status]++
-		line := fmt.Sprintf("  %-9s %-34s %-28s %s", r.Family, r.Version, r.Scenario, r.Status)
+		name := r.Scenario
+		if r.Backend != "" {
+			name = r.Backend + ": " + name
+		}
+		line := fmt.Sprintf("  %-9s %-34s %-28s %s", r.Family, r.Version, name, r.Status)
 		if r.Reason != "" {
 			line += " (" + r.Reason + ")"
 		}

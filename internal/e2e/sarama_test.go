@@ -12,7 +12,10 @@ import (
 )
 
 // TestSarama runs IBM/sarama against the gateway.
-func TestSarama(t *testing.T) {
+func TestSarama(t *testing.T) { runScenarios(t, saramaFamily, saramaScenarios()) }
+
+// saramaScenarios are sarama's scenarios (the Iggy cluster test runs some of them too).
+func saramaScenarios() []Scenario {
 	scenarios := []Scenario{
 		{Name: "metadata", Needs: []Feature{FeatureCore}, Covers: []Cell{CellMetadata}, Run: saramaMetadata},
 	}
@@ -30,7 +33,7 @@ func TestSarama(t *testing.T) {
 		Scenario{Name: "admin", Needs: []Feature{FeatureCore, FeatureCreateTopics, FeatureCreatePartitions, FeatureDeleteTopics, FeatureConfigs},
 			Covers: []Cell{CellAdminTopics, CellConfigs}, Run: saramaAdmin},
 	)
-	runScenarios(t, saramaFamily, scenarios)
+	return scenarios
 }
 
 func saramaConfig() *sarama.Config {

@@ -55,9 +55,16 @@ type Family struct {
 // `make test` and CI) instead of skipping.
 func required() bool { return os.Getenv("IGGYGW_E2E_REQUIRED") == "1" }
 
-// runScenarios runs each scenario of fam as a subtest of t, records the outcomes for the report
-// and prints them.
+// runScenarios runs each scenario of fam as a subtest of t against the shared environment,
+// records the outcomes for the report and prints them.
 func runScenarios(t *testing.T, fam Family, scenarios []Scenario) {
+	runScenariosOn(t, fam, scenarios, "", func(t *testing.T) *Env { return sharedEnv(t) })
+}
+
+// runScenariosOn is runScenarios against the environment envFor returns for each scenario,
+// with the results recorded as run on backend ("" for the shared single Iggy server, else
+// the Iggy cluster the environment bridges to; the report keeps them apart).
+func runScenariosOn(t *testing.T, fam Family, scenarios []Scenario, backend string, envFor func(*testing.T) *Env) {
 	if testing.Short() && !required() {
 		t.Skip("end-to-end scenarios do not run in -short mode")
 	}
@@ -68,7 +75,7 @@ func runScenarios(t *testing.T, fam Family, scenarios []Scenario) {
 			status = StatusFail
 		}
 		for _, sc := range scenarios {
-			record(Result{Family: fam.Name, Version: version, Scenario: sc.Name, Covers: sc.Covers, Status: status, Reason: reason})
+			record(Result{Family: fam.Name, Version: version, Scenario: sc.Name, Covers: sc.Covers, Backend: backend, Status: status, Reason: reason})
 		}
 		if required() {
 			t.Fatalf("%s: %s (IGGYGW_E2E_REQUIRED=1; run scripts/install-test-deps.sh)", fam.Name, reason)
@@ -78,7 +85,7 @@ func runScenarios(t *testing.T, fam Family, scenarios []Scenario) {
 	t.Logf("client %s %s", fam.Name, version)
 	for _, sc := range scenarios {
 		sc := sc
-		res := Result{Family: fam.Name, Version: version, Scenario: sc.Name, Covers: sc.Covers}
+		res := Result{Family: fam.Name, Version: version, Scenario: sc.Name, Covers: sc.Covers, Backend: backend}
 		t.Run(sc.Name, func(t *testing.T) {
 			start := time.Now()
 			if reason := pendingReason(sc.Needs); reason != "" {
@@ -87,7 +94,7 @@ func runScenarios(t *testing.T, fam Family, scenarios []Scenario) {
 				t.Skip("pending: " + reason)
 			}
 			defer func() { recordOutcome(t, res, start) }()
-			sc.Run(t, sharedEnv(t))
+			sc.Run(t, envFor(t))
 		})
 	}
 }
