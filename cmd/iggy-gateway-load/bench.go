@@ -249,7 +249,9 @@ type legResult struct {
 	Profile   string        // CPU profile path
 	// Floor is the socket floor measured right after the round's gateway produce leg.
 	Floor *socketFloor
-	Err   error
+	// Rebalance is what a rebalance leg measured (Records: distinct records processed).
+	Rebalance *rebalanceReport
+	Err       error
 }
 
 func newLegResult(name string) *legResult {

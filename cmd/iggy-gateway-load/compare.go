@@ -57,14 +57,16 @@ const (
 	legProduceGateway = "produce gateway"
 	legProduceDirect  = "produce direct"
 	// legProduceNoIdem is produce gateway with the client's idempotent writes off.
-	legProduceNoIdem  = "produce gateway idempotence-off"
-	legConsumeGateway = "consume gateway"
-	legConsumeDirect  = "consume direct"
-	legProduceKafka   = "produce kafka"
-	legConsumeKafka   = "consume kafka"
-	legLatencyGateway = "latency gateway"
-	legLatencyDirect  = "latency direct"
-	legLatencyKafka   = "latency kafka"
+	legProduceNoIdem    = "produce gateway idempotence-off"
+	legConsumeGateway   = "consume gateway"
+	legConsumeDirect    = "consume direct"
+	legProduceKafka     = "produce kafka"
+	legConsumeKafka     = "consume kafka"
+	legLatencyGateway   = "latency gateway"
+	legLatencyDirect    = "latency direct"
+	legLatencyKafka     = "latency kafka"
+	legRebalanceGateway = "rebalance gateway"
+	legRebalanceKafka   = "rebalance kafka"
 	// legSocketFloor is not a path: a relay's CPU per GB over loopback (floor.go), right after
 	// produce gateway, for the report's floor line.
 	legSocketFloor = "socket floor"
@@ -123,6 +125,14 @@ func compare(ctx context.Context, o *Options, progress io.Writer) (*result, erro
 		}
 		if o.KafkaAddr != "" {
 			legs = append(legs, leg{name: legLatencyKafka, viaKafka: true, paced: true, run: b.latencyKafka})
+		}
+	}
+	if o.RebalanceMembers > 0 {
+		if o.Gateway {
+			legs = append(legs, leg{name: legRebalanceGateway, viaGateway: true, run: b.rebalanceGateway})
+		}
+		if o.KafkaAddr != "" {
+			legs = append(legs, leg{name: legRebalanceKafka, viaKafka: true, run: b.rebalanceKafka})
 		}
 	}
 	var roundErrs []error

@@ -57,6 +57,10 @@ type Options struct {
 	Rate            float64
 	LatencyDuration time.Duration
 
+	// RebalanceMembers adds the rebalance legs (rebalance.go) with a group of this many
+	// members; 0: none.
+	RebalanceMembers int
+
 	Rounds       int           // each round runs every leg once on fresh topics
 	StallTimeout time.Duration // a leg that makes no progress for this long fails
 	KeepTopics   bool
@@ -117,6 +121,7 @@ func parseOptions(args []string, stderr io.Writer) (*Options, error) {
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write CPU profiles of the started gateway's produce and consume legs to this directory")
 	fs.Float64Var(&o.Rate, "rate", 0, "records/s of the rate-limited latency legs (0: half of the lowest produce rate of the round)")
 	fs.DurationVar(&o.LatencyDuration, "latency-duration", o.LatencyDuration, "how long the rate-limited latency legs produce (0: no latency legs)")
+	fs.IntVar(&o.RebalanceMembers, "rebalance-members", 0, "add the rebalance legs: a consumer group of this many members joins, is half replaced and loses one member while a producer writes; time to stable and records processed twice, gateway and --kafka-addr (0: no rebalance legs; at least 2)")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", o.StallTimeout, "fail a leg that makes no progress for this long")
 	fs.BoolVar(&o.KeepTopics, "keep-topics", false, "do not delete the test topics at the end")
 	fs.Func("topic-flush", "flush mode of the test topics: write (the gateway's default), fsync or iggy-default (docs/DURABILITY.md)", func(s string) (err error) {
@@ -174,6 +179,8 @@ func (o *Options) validate() error {
 		return errors.New("--batch-max-bytes and --fetch-max-partition-bytes must be positive")
 	case o.IdempotenceOffLeg && (!o.Gateway || (o.Acks != "all" && o.Acks != "-1")):
 		return errors.New("--idempotence-off-leg needs the gateway leg and --acks all (other acks are never idempotent)")
+	case o.RebalanceMembers == 1 || o.RebalanceMembers < 0:
+		return errors.New("--rebalance-members must be 0 (none) or at least 2")
 	case o.DirectBatchRecords < 0:
 		return errors.New("--direct-batch-records must not be negative")
 	case o.Rate < 0 || o.LatencyDuration < 0:

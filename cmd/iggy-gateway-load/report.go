@@ -151,7 +151,7 @@ func printReport(w io.Writer, r *result) {
 	for _, name := range names {
 		s := summarize(name, r.leg(name))
 		sums[name] = s
-		if isPaced(name) || name == legSocketFloor {
+		if isPaced(name) || isRebalance(name) || name == legSocketFloor {
 			continue
 		}
 		if s.Rounds == 0 {
@@ -224,6 +224,7 @@ func printReport(w io.Writer, r *result) {
 		}
 	}
 	printLatency(w, names, sums)
+	printRebalance(w, r)
 	for _, name := range names {
 		if s := sums[name]; s.Verified > 0 {
 			fmt.Fprintf(w, "%s: verified %d records in each of %d round(s) (count, partition, per-producer order, checksum)\n", name, s.Verified, s.Rounds)
@@ -255,7 +256,7 @@ func printRoundRates(w io.Writer, r *result, names []string) {
 	}
 	fmt.Fprintln(w, "\nrecords/s by round (thousands):")
 	for _, name := range names {
-		if isPaced(name) || name == legSocketFloor {
+		if isPaced(name) || isRebalance(name) || name == legSocketFloor {
 			continue
 		}
 		each := make([]string, 0, len(r.Rounds))

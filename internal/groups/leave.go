@@ -70,7 +70,8 @@ func (g *group) leave(leaving []kmsg.LeaveGroupRequestMember, results []kmsg.Lea
 			results[i].ErrorCode = err.Code
 			continue
 		}
-		g.c.cfg.Logger.Debug("consumer group member left", "group", g.name, "member", l.MemberID, "reason", l.Reason)
+		// Reason is optional (v5+); log its text, not the pointer.
+		g.c.cfg.Logger.Debug("consumer group member left", "group", g.name, "member", l.MemberID, "instance", deref(l.InstanceID), "reason", deref(l.Reason))
 	}
 	switch {
 	case removed:
@@ -88,4 +89,11 @@ func (g *group) removedMembers() {
 	case statePreparingRebalance:
 		g.tryCompleteJoin()
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
