@@ -249,3 +249,22 @@ func TestRestartFinishesAPreparedCommit(t *testing.T) {
 		t.Fatalf("open transaction not resumed: %d", code)
 	}
 }
+
+// A damaged record stops the load with an error rather than being skipped: skipping could
+// lose a commit decision.
+func TestLoadRefusesACorruptRecord(t *testing.T) {
+	ctx := context.Background()
+	log := iggylog.NewMem(1)
+	c := newTest(t, log, &fakeFinisher{}, nil)
+	if _, _, err := c.InitProducerID(ctx, "tx", 60000, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	recs := log.Records(0)
+	bad := append([]byte(nil), recs[0]...)
+	bad[len(bad)/2] ^= 0x40
+	log.SetRecords(0, [][]byte{bad})
+	c2 := New(Config{Log: log, NewProducerID: func() int64 { return 1 }, Finisher: &fakeFinisher{}})
+	if err := c2.Load(ctx, nil); err == nil {
+		t.Fatal("a corrupt record was loaded")
+	}
+}
