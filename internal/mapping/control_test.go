@@ -92,3 +92,25 @@ func TestTransactionalHeader(t *testing.T) {
 		t.Fatalf("record %+v %v", r, err)
 	}
 }
+
+// TransactionalMessage tells the first message of a transactional batch from an idempotent
+// one and from a marker.
+func TestTransactionalMessage(t *testing.T) {
+	var enc Encoder
+	rec := kbatch.Record{Value: []byte("v"), Timestamp: 5}
+	for _, txn := range []bool{true, false} {
+		m, err := enc.AppendFirst(&rec, NewWindow(5), Producer{ID: 9, Epoch: 1, Records: 1, Transactional: txn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Stored{Payload: m.Payload, Headers: append([]byte(nil), m.Headers...)}
+		enc.Reset()
+		if got := TransactionalMessage(&s); got != txn {
+			t.Fatalf("transactional %v read as %v", txn, got)
+		}
+	}
+	payload, headers := ControlMessage(9, 1, false)
+	if TransactionalMessage(&Stored{Payload: payload, Headers: headers}) {
+		t.Fatal("a marker read as a transactional batch")
+	}
+}

@@ -165,3 +165,26 @@ func fixedValue(h *userHeader, kind byte, size int) ([]byte, error) {
 	}
 	return h.value, nil
 }
+
+// TransactionalMessage reports whether a stored message starts a transactional batch: it
+// carries kafka.txn (docs/STORAGE-FORMAT.md §2.5) and kafka.v (a gateway wrote it).
+func TransactionalMessage(m *Stored) bool {
+	var txn, version bool
+	for block := m.Headers; len(block) > 0; {
+		h, rest, err := nextHeader(block)
+		if err != nil {
+			return false
+		}
+		block = rest
+		if h.keyKind != KindString {
+			continue
+		}
+		switch string(h.key) {
+		case HeaderTransactional:
+			txn = len(h.value) == 1 && h.value[0] == 1
+		case HeaderVersion:
+			version = true
+		}
+	}
+	return txn && version
+}

@@ -23,6 +23,9 @@ type openTxn struct {
 	// partition joined the transaction (or the first record's offset once one is written).
 	from    uint64
 	batches []Range // the ranges written, in offset order
+	// restored: put back from the transaction log after a restart, so the batches written
+	// before it are not in batches (the data plane finds them in Iggy before an abort).
+	restored bool
 }
 
 // Begin records that pid's transaction includes the partition, whose records will be at from
@@ -74,12 +77,26 @@ func (p *Partition) End(pid int64, commit bool) []Range {
 // Restore puts back what the transaction log says: an open transaction's bound, or aborted
 // ranges.
 func (p *Partition) Restore(pid int64, from uint64, open bool, aborted []Range) {
-	if open {
-		p.Begin(pid, from)
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if open {
+		if p.open == nil {
+			p.open = map[int64]*openTxn{}
+		}
+		if _, ok := p.open[pid]; !ok {
+			p.open[pid] = &openTxn{from: from, restored: true}
+		}
+	}
 	p.addAborted(aborted)
+}
+
+// Restored reports whether pid's open transaction here was restored from the log, so that
+// records it wrote before the restart may be missing from what Wrote recorded.
+func (p *Partition) Restored(pid int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	o := p.open[pid]
+	return o != nil && o.restored
 }
 
 func (p *Partition) addAborted(rs []Range) {

@@ -58,3 +58,21 @@ func TestPartitionLastStableAndAborted(t *testing.T) {
 		t.Fatal("an abort with no written records has no ranges")
 	}
 }
+
+// A transaction restored from the log is marked so: its pre-restart batches must be found in
+// Iggy before an abort; one begun after the start is not.
+func TestRestoredTransactionIsMarked(t *testing.T) {
+	var p Partition
+	p.Restore(1, 10, true, nil)
+	p.Begin(2, 20)
+	if !p.Restored(1) || p.Restored(2) || p.Restored(3) {
+		t.Fatalf("restored: 1 %v, 2 %v, 3 %v", p.Restored(1), p.Restored(2), p.Restored(3))
+	}
+	p.Wrote(1, 12, 3)
+	if got := p.End(1, false); len(got) != 1 || got[0] != (Range{12, 15}) {
+		t.Fatalf("aborted %v", got)
+	}
+	if p.Restored(1) {
+		t.Fatal("still restored after its end")
+	}
+}
