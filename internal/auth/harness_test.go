@@ -19,6 +19,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy/memserver"
@@ -28,6 +29,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"github.com/iggygw/iggy-gateway-kafka/internal/tlsconfig/tlstest"
+	"github.com/iggygw/iggy-gateway-kafka/internal/txn"
 )
 
 // Test users, created in the in-memory Iggy server of every secure gateway.
@@ -118,11 +120,18 @@ func startSecureIggy(t *testing.T, iggyTLS bool, protocols []string, env ...stri
 	}
 	groupsCfg := groups.DefaultConfig()
 	groupsCfg.InitialRebalanceDelay = 0
+	store := loadOffsets(t, cl, logger)
 	b, err := broker.New(broker.Options{Config: cfg, Iggy: cl, Logger: logger, ClusterID: broker.ClusterID("test"),
-		Authenticator: g.sec.Authenticator(), Offsets: loadOffsets(t, cl, logger), Groups: &groupsCfg})
+		Authenticator: g.sec.Authenticator(), Offsets: store, Groups: &groupsCfg})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Transactions as the gateway wires them (internal/gateway, transactions.go), with the
+	// transaction log in memory: the transactional-id rules are exercised end to end.
+	coord := txn.New(txn.Config{NewProducerID: b.NextProducerID, Finisher: txnFinisher{b.Data(), store}, Logger: logger})
+	b.SetTransactions(coord)
+	coord.Start(context.Background())
+	t.Cleanup(coord.Close)
 	lim := cfg.Limits
 	for _, l := range cfg.Listeners {
 		lc := listener.Config{
@@ -146,6 +155,22 @@ func startSecureIggy(t *testing.T, iggyTLS bool, protocols []string, env ...stri
 		})
 	}
 	return g
+}
+
+// txnFinisher completes the harness's transactions: markers through the data plane, offsets
+// into the store.
+type txnFinisher struct {
+	*dataplane.Plane
+	store *offsets.Store
+}
+
+func (f txnFinisher) CommitOffsets(ctx context.Context, group string, cs []offsets.Commit) error {
+	for _, err := range f.store.Commit(ctx, group, cs) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loadOffsets opens the committed-offset store over Iggy, as the gateway does at startup, so

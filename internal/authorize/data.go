@@ -2,6 +2,7 @@ package authorize
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,7 +21,26 @@ func init() {
 	authorizeWith(kmsg.DeleteRecords, authorizeDeleteRecords)
 }
 
-func authorizeProduce(_ *Checker, _ context.Context, a *access, req *kmsg.ProduceRequest, next serveNext) (kmsg.Response, error) {
+// A Produce with a transactional id needs that id (txn.go), as Kafka asks WRITE on it: without
+// it every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+func authorizeProduce(c *Checker, _ context.Context, a *access, req *kmsg.ProduceRequest, next serveNext) (kmsg.Response, error) {
+	if req.TransactionID != nil && *req.TransactionID != "" && !c.txnAllowed(a, *req.TransactionID) {
+		if req.Acks == 0 {
+			return nil, fmt.Errorf("produce with acks=0 and transactional id %q: %w", *req.TransactionID, kerr.TransactionalIDAuthorizationFailed)
+		}
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, rt := range req.Topics {
+			t := kmsg.NewProduceResponseTopic()
+			t.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				p := kmsg.NewProduceResponseTopicPartition()
+				p.Partition, p.ErrorCode = rp.Partition, kerr.TransactionalIDAuthorizationFailed.Code
+				t.Partitions = append(t.Partitions, p)
+			}
+			resp.Topics = append(resp.Topics, t)
+		}
+		return resp, nil
+	}
 	var refused []kmsg.ProduceRequestTopic
 	req.Topics, refused = split(req.Topics, func(t kmsg.ProduceRequestTopic) bool { return a.canSend(t.Topic) })
 	return answerRefused(req, next, refused, func(pr *kmsg.ProduceResponse, rt kmsg.ProduceRequestTopic) {

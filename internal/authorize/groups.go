@@ -108,11 +108,20 @@ func (c *Checker) topicsRule(a *access, group string) int16 {
 }
 
 func authorizeFindCoordinator(c *Checker, _ context.Context, a *access, req *kmsg.FindCoordinatorRequest, next serveNext) (kmsg.Response, error) {
-	if req.CoordinatorType != 0 { // transactions: the handler refuses them
-		return next(req)
+	allows := func(key string) int16 { return c.groupAllows(a, key, groupacl.Describe) }
+	switch {
+	case req.Version > 0 && req.CoordinatorType == 1: // a transactional id (txn.go)
+		allows = func(key string) int16 {
+			if c.txnAllowed(a, key) {
+				return 0
+			}
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+	case req.Version > 0 && req.CoordinatorType != 0:
+		return next(req) // the handler refuses other types
 	}
 	if req.Version < 4 {
-		if code := c.groupAllows(a, req.CoordinatorKey, groupacl.Describe); code != 0 {
+		if code := allows(req.CoordinatorKey); code != 0 {
 			resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 			resp.ErrorCode, resp.NodeID, resp.Port = code, -1, -1
 			return resp, nil
@@ -120,10 +129,10 @@ func authorizeFindCoordinator(c *Checker, _ context.Context, a *access, req *kms
 		return next(req)
 	}
 	var refused []string
-	req.CoordinatorKeys, refused = split(req.CoordinatorKeys, func(g string) bool { return c.groupAllows(a, g, groupacl.Describe) == 0 })
+	req.CoordinatorKeys, refused = split(req.CoordinatorKeys, func(g string) bool { return allows(g) == 0 })
 	return answerRefused(req, next, refused, func(fr *kmsg.FindCoordinatorResponse, g string) {
 		co := kmsg.NewFindCoordinatorResponseCoordinator()
-		co.Key, co.NodeID, co.Port, co.ErrorCode = g, -1, -1, c.groupAllows(a, g, groupacl.Describe)
+		co.Key, co.NodeID, co.Port, co.ErrorCode = g, -1, -1, allows(g)
 		fr.Coordinators = append(fr.Coordinators, co)
 	})
 }

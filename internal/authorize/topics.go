@@ -173,11 +173,21 @@ func authorizeIncrementalAlterConfigs(_ *Checker, _ context.Context, a *access, 
 
 // authorizeInitProducerID: an idempotent producer needs send on some topic (Kafka 2.8+ asks
 // for WRITE on any topic); without it CLUSTER_AUTHORIZATION_FAILED (31).
-func authorizeInitProducerID(_ *Checker, _ context.Context, a *access, req *kmsg.InitProducerIDRequest, next serveNext) (kmsg.Response, error) {
+// A transactional id needs what docs/SECURITY.md says of transactions (txn.go); without it
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53).
+func authorizeInitProducerID(c *Checker, _ context.Context, a *access, req *kmsg.InitProducerIDRequest, next serveNext) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if req.TransactionalID != nil && *req.TransactionalID != "" {
+		if c.txnAllowed(a, *req.TransactionalID) {
+			return next(req)
+		}
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	}
 	if a.check(a.grants.SendsAnywhere()) {
 		return next(req)
 	}
-	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
-	resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = kerr.ClusterAuthorizationFailed.Code, -1, -1
+	resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 	return resp, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicstate"
+	"github.com/iggygw/iggy-gateway-kafka/internal/txn"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
 )
 
@@ -81,6 +82,7 @@ type Broker struct {
 	authn     *auth.Authenticator
 	access    *authorize.Checker // identified users' requests; nil without a permission source
 	data      *dataplane.Plane   // Produce, Fetch, ListOffsets, OffsetForLeaderEpoch, DeleteRecords
+	txn       *txn.Coordinator   // transactions (SetTransactions); nil: refused
 	groups    groupState
 
 	state *topicstate.Store // stored topic configs and log start offsets; may be nil

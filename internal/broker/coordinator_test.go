@@ -106,8 +106,10 @@ func TestInitProducerID(t *testing.T) {
 	}
 }
 
-// A franz-go transactional producer must fail clearly with 53 (from FindCoordinator), not hang
-// or retry forever.
+// Without a transaction coordinator (a broker the gateway did not wire one into: several
+// gateways, or no idempotence; docs/TRANSACTIONS.md) a franz-go transactional producer must
+// fail clearly with 53 (from FindCoordinator), not hang or retry forever. With one:
+// internal/gateway's TestTransactionsEndToEnd.
 func TestTransactionalClientIsRefused(t *testing.T) {
 	g := startGateway(t, gatewayOpts{bridge: true})
 	g.mkTopic("kafka", "x", 1)

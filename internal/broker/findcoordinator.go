@@ -30,22 +30,22 @@ const (
 	coordinatorTransaction = 1
 )
 
-// coordinator answers one key: groups are coordinated where the placement says (this
-// gateway, by default); transactions are not
-// supported (TRANSACTIONAL_ID_AUTHORIZATION_FAILED is fatal in Java and librdkafka, so a
-// transactional producer fails at once with a clear error); other types (share groups) are
-// invalid here.
+// coordinator answers one key: groups and transactional ids are coordinated where the
+// placement says (this gateway, by default; docs/TRANSACTIONS.md). Without a transaction
+// coordinator (SetTransactions not called: no bridge, or several gateways) transactional ids
+// get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, fatal in Java and librdkafka, so a transactional
+// producer fails at once with a clear error. Other types (share groups) are invalid here.
 func (b *Broker) coordinator(cc *listener.ConnContext, keyType int8, key string) (node int32, host string, port int32, code int16, msg *string) {
-	switch keyType {
-	case coordinatorGroup:
+	switch {
+	case keyType == coordinatorGroup, keyType == coordinatorTransaction && b.txn != nil:
 		n := b.placement.Coordinator(cc.Listener, key)
 		if n.ID < 0 { // no gateway is live (this one lost Iggy): clients retry
-			m := "no gateway coordinates this group right now"
+			m := "no gateway coordinates this key right now"
 			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, &m
 		}
 		return n.ID, n.Host, n.Port, 0, nil
-	case coordinatorTransaction:
-		m := "transactions are not supported by this gateway"
+	case keyType == coordinatorTransaction:
+		m := "transactions are not available on this gateway"
 		return -1, "", -1, kerr.TransactionalIDAuthorizationFailed.Code, &m
 	default:
 		m := "unsupported coordinator type"

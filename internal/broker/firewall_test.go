@@ -261,6 +261,10 @@ func topLevelErrorCode(resp kmsg.Response) int16 {
 		return r.ErrorCode
 	case *kmsg.FetchResponse:
 		return r.ErrorCode
+	case *kmsg.AddOffsetsToTxnResponse:
+		return r.ErrorCode
+	case *kmsg.EndTxnResponse:
+		return r.ErrorCode
 	}
 	return -2
 }

@@ -14,6 +14,9 @@
 //	listoffsets.go   ListOffsets, by offset spec and by timestamp
 //	epochs.go        leader epochs and OffsetForLeaderEpoch (offsetsforleaderepoch.go)
 //	truncation.go    Iggy tails lost after a restart, found and turned into new epochs
+//	txn.go           transactions: transactional batches checked against the coordinator,
+//	                 markers (the coordinator's Finisher), last stable offsets and aborted
+//	                 ranges for read_committed (docs/TRANSACTIONS.md)
 //	topicrules.go    the stored topic configs the data path honours, and DeleteRecords'
 //	                 log start offsets (deleterecords.go)
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
 	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
+	"github.com/iggygw/iggy-gateway-kafka/internal/txn"
 )
 
 const (
@@ -79,6 +80,9 @@ type fetchRequest struct {
 	topics   []fetchTopic
 	parts    []fetchPart
 	maxBytes int
+	// readCommitted: isolation level 1, read up to the last stable offset and leave aborted
+	// records out (txn.go).
+	readCommitted bool
 }
 
 // fetch reads each partition from its fetch offset, waiting up to max_wait_ms for min_bytes
@@ -178,7 +182,7 @@ func (dp *Plane) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 	for i := range req.Topics {
 		n += len(req.Topics[i].Partitions)
 	}
-	f := &fetchRequest{cc: cc, parts: make([]fetchPart, 0, n), maxBytes: int(req.MaxBytes)}
+	f := &fetchRequest{cc: cc, parts: make([]fetchPart, 0, n), maxBytes: int(req.MaxBytes), readCommitted: req.IsolationLevel == 1}
 	if f.maxBytes <= 0 || f.maxBytes > dp.cfg.Limits.MaxFrameSize {
 		f.maxBytes = dp.cfg.Limits.MaxFrameSize
 	}
@@ -432,21 +436,30 @@ func (dp *Plane) readPartition(ctx context.Context, f *fetchRequest, enc *mappin
 	}
 	logStart = fp.rules.logStartFloor(fp.out.Partition, logStart, hw)
 	fp.out.ErrorCode = 0
-	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = int64(hw), int64(hw), int64(logStart)
+	// The last stable offset is computed before any aborted range is looked at: a
+	// transaction ending in between only moves it up, and its records lie above it.
+	lso, txnState := dp.lastStable(fp.key, hw)
+	fp.out.HighWatermark, fp.out.LastStableOffset, fp.out.LogStartOffset = int64(hw), int64(lso), int64(logStart)
 	if fp.offset < int64(logStart) || fp.offset > int64(hw) {
 		return kerr.OffsetOutOfRange.Code
 	}
+	end := hw
+	if f.readCommitted {
+		end = lso // records of open transactions wait, as Kafka's read_committed does
+	} else {
+		txnState = nil // read_uncommitted sees aborted records too
+	}
 	limit := min(fp.maxBytes, remaining)
-	if fp.offset == int64(hw) || limit <= 0 {
+	if fp.offset >= int64(end) || limit <= 0 {
 		return 0
 	}
 
 	// One batch has one leader epoch: a read stops where the next epoch starts.
 	epoch, next, hasNext := dp.epochs.at(fp.key, uint64(fp.offset))
 	if hasNext {
-		hw = min(hw, next)
+		end = min(end, next)
 	}
-	r := readRange{cc: f.cc, key: fp.key, st: fp.st, from: uint64(fp.offset), hw: hw, limit: limit}
+	r := readRange{cc: f.cc, key: fp.key, st: fp.st, from: uint64(fp.offset), hw: end, limit: limit, aborted: txnState}
 	if dp.serveTail(fp, &r, minOne) {
 		return 0
 	}
@@ -494,6 +507,9 @@ type readRange struct {
 	size       int
 	sizeKnown  bool
 	recordSize int
+	// aborted, for read_committed reads of a partition transactions touched, says which
+	// offsets hold aborted records: they are left out (nil: none are).
+	aborted *txn.Partition
 }
 
 // partitionReader reads the stored messages of a partition into a Kafka batch; iggyReader
@@ -512,6 +528,10 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 	b, next, size, recordSize := ir.b, r.from, r.size, r.recordSize
 	s := b.storage(r.cc)
 	for round := 0; round < maxPollRounds && next < r.hw && (enc.Len() == 0 || enc.Size() < r.limit); round++ {
+		if end, ok := r.abortedAt(next); ok {
+			next = end // a run of aborted records is not read at all
+			continue
+		}
 		count := pollCount(r.limit-enc.Size(), countingSize(size, recordSize), r.hw-next, r.sizeKnown || round > 0)
 		sizeBefore := enc.Size()
 		polled, err := pollFitting(ctx, s, r.key, r.st, iggy.PollingStrategy{Kind: iggy.PollOffset, Value: next}, count)
@@ -532,6 +552,10 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 			if m.Offset >= r.hw {
 				full = true // written after the offsets were read: the next fetch gets it
 				break
+			}
+			if _, ok := r.abortedAt(m.Offset); ok {
+				next = m.Offset + 1 // left out of read_committed answers (docs/TRANSACTIONS.md)
+				continue
 			}
 			stored := mapping.Stored{Offset: m.Offset, Timestamp: m.Timestamp, OriginTimestamp: m.OriginTimestamp,
 				Payload: m.Payload, Headers: m.Headers}
@@ -567,6 +591,15 @@ func (ir iggyReader) read(ctx context.Context, r *readRange, enc *mapping.BatchE
 		}
 	}
 	return 0
+}
+
+// abortedAt reports whether offset holds an aborted record a read_committed read leaves out,
+// and where that run of aborted records ends.
+func (r *readRange) abortedAt(offset uint64) (uint64, bool) {
+	if r.aborted == nil {
+		return 0, false
+	}
+	return r.aborted.Aborted(offset)
 }
 
 // pollFitting polls count messages of k as strategy says, and fewer when their answer would
@@ -648,7 +681,7 @@ func (dp *Plane) waitFetch(ctx context.Context, f *fetchRequest, minBytes int, w
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	for f.available() < minBytes {
+	for f.available(dp) < minBytes {
 		select {
 		case <-w.ch:
 		case <-timer.C:
@@ -664,14 +697,20 @@ func (dp *Plane) waitFetch(ctx context.Context, f *fetchRequest, minBytes int, w
 
 // available estimates the bytes the partitions hold past their fetch offsets, from the last
 // known high watermarks and message sizes.
-func (f *fetchRequest) available() int {
+// read_committed counts only what lies below the last stable offset: records of open
+// transactions wake nobody before their marker.
+func (f *fetchRequest) available(dp *Plane) int {
 	total := 0
 	for i := range f.parts {
 		fp := &f.parts[i]
 		if fp.final {
 			continue
 		}
-		if hw := int64(fp.st.highWatermark()); hw > fp.offset {
+		hw := fp.st.highWatermark()
+		if f.readCommitted {
+			hw, _ = dp.lastStable(fp.key, hw)
+		}
+		if hw := int64(hw); hw > fp.offset {
 			total += int(min(uint64(hw-fp.offset)*uint64(fp.st.messageSize(defaultMessageSize)), uint64(max(fp.maxBytes, 1))))
 		}
 	}

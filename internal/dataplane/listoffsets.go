@@ -14,6 +14,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/kafkareq"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
+	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
 // Special timestamps of ListOffsets.
@@ -33,8 +34,8 @@ const (
 
 // listOffsets answers EARLIEST with the log start offset, LATEST with the high watermark,
 // MAX_TIMESTAMP with the last record, and a timestamp with the first record whose Kafka
-// timestamp is at or after it (see timestampOffset). The isolation level is ignored: there
-// are no transactions, so the last stable offset is the high watermark.
+// timestamp is at or after it (see timestampOffset). With isolation level read_committed the
+// latest offset is the last stable offset (docs/TRANSACTIONS.md), as in Kafka.
 func (dp *Plane) ListOffsets(ctx context.Context, cc *listener.ConnContext, req *kmsg.ListOffsetsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	ctx, cancel := context.WithTimeout(ctx, listOffsetsTimeout)
@@ -56,6 +57,16 @@ func (dp *Plane) ListOffsets(ctx context.Context, cc *listener.ConnContext, req 
 			t.Partitions[j] = p
 		}
 		dp.listTopicOffsets(ctx, cc, rt, t)
+		if req.IsolationLevel == 1 && topicmap.ValidateKafkaName(rt.Topic) == nil && !dp.bridgeOff() {
+			target := dp.topics.Map().Resolve(rt.Topic)
+			for j := range t.Partitions {
+				out := &t.Partitions[j]
+				if out.ErrorCode == 0 && out.Offset >= 0 && rt.Partitions[j].Timestamp == latestTimestamp {
+					lso, _ := dp.lastStable(partKey{Target: target, Partition: uint32(out.Partition)}, uint64(out.Offset))
+					out.Offset = int64(lso)
+				}
+			}
+		}
 	}
 	return resp, nil
 }

@@ -72,6 +72,7 @@ type Plane struct {
 	reader partitionReader  // Fetch's reads of stored messages (fetch.go)
 	tail   *tailcache.Cache // recently written batches (tail.go); nil when off
 	epochs leaderEpochs     // per-partition leader epochs (epochs.go)
+	txns   txnParts         // transactions: the coordinator and per-partition state (txn.go)
 
 	onTruncation func()
 	truncCheck   truncationCheck // checks after Iggy reconnects (truncation.go)
@@ -219,5 +220,6 @@ func (dp *Plane) TopicDeleted(t topicmap.Target, deleted bool) {
 	if deleted {
 		dp.data.dropTopic(t)
 		dp.idem.dropTopic(t)
+		dp.txns.dropTopic(partKey{Target: t})
 	}
 }

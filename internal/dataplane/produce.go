@@ -44,6 +44,8 @@ type producePart struct {
 	turn  *sendTurn // its place on its lane (laneOf)
 	// producer is the batch's producer when it is checked as idempotent (docs/IDEMPOTENCE.md).
 	producer *producers.Batch
+	// transactional: the batch belongs to a transaction (txn.go), producer is set.
+	transactional bool
 	// logAppendTime: the topic's message.timestamp.type is LogAppendTime.
 	logAppendTime bool
 	topicID       uint32 // the Iggy topic's id and creation time, as resolved for this request
@@ -77,9 +79,9 @@ func (dp *Plane) Produce(ctx context.Context, cc *listener.ConnContext, req *kms
 	switch {
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 		setProduceError(resp, kerr.InvalidRequiredAcks.Code)
-	case req.TransactionID != nil && *req.TransactionID != "":
+	case req.TransactionID != nil && *req.TransactionID != "" && dp.txns.coordinator() == nil:
 		setProduceError(resp, kerr.UnsupportedVersion.Code)
-		dp.log.Info("produce: refused transactional producer", "conn", cc.ID, "client_id", cc.ClientID(), "transactional_id", *req.TransactionID)
+		dp.log.Info("produce: refused transactional producer (no transaction coordinator)", "conn", cc.ID, "client_id", cc.ClientID(), "transactional_id", *req.TransactionID)
 	case dp.bridgeOff():
 		setProduceError(resp, kerr.NotLeaderForPartition.Code)
 	default:
@@ -148,6 +150,15 @@ func (dp *Plane) convertProduce(ctx context.Context, timeout time.Duration, cc *
 	}
 	conv := converterPool.Get().(*converter)
 	defer converterPool.Put(conv)
+	// Transactional batches come with the request's transactional id (Kafka answers
+	// TRANSACTIONAL_ID_AUTHORIZATION_FAILED without one) and need the coordinator.
+	conv.txnCode = kerr.UnsupportedVersion.Code
+	if dp.txns.coordinator() != nil {
+		conv.txnCode = 0
+		if req.TransactionID == nil || *req.TransactionID == "" {
+			conv.txnCode = kerr.TransactionalIDAuthorizationFailed.Code
+		}
+	}
 	var ready []producePart
 	for i := range req.Topics {
 		rt, t := &req.Topics[i], &resp.Topics[i]
@@ -184,7 +195,7 @@ func (dp *Plane) convertProduce(ctx context.Context, timeout time.Duration, cc *
 				continue
 			}
 			p := producePart{out: out, key: partKey{Target: r.Target, Partition: uint32(out.Partition)}, kafka: rt.Topic, batch: batch, producer: producer,
-				logAppendTime: rules.logAppendTime, topicID: r.TopicID, topicCreated: r.CreatedAt}
+				transactional: conv.transactional, logAppendTime: rules.logAppendTime, topicID: r.TopicID, topicCreated: r.CreatedAt}
 			if conv.consecutive && !rules.logAppendTime { // cached batches keep the producer's timestamps
 				p.records = rt.Partitions[j].Records
 			}
@@ -270,6 +281,14 @@ func (dp *Plane) send(ctx context.Context, timeout time.Duration, cc *listener.C
 			p.batch = nil
 		}
 	}()
+	if p.transactional {
+		if m := dp.txns.coordinator(); m != nil {
+			dp.sendTransactional(ctx, cc, p, m)
+			return
+		}
+		p.out.ErrorCode = kerr.UnsupportedVersion.Code // converted only with a coordinator
+		return
+	}
 	if p.producer != nil {
 		dp.sendIdempotent(ctx, cc, p)
 		return
@@ -324,6 +343,10 @@ type converter struct {
 	enc     mapping.Encoder
 	batches []kbatch.Batch
 	records []kbatch.Records
+	// txnCode refuses transactional batches when not 0 (convertProduce sets it per request);
+	// transactional says whether the last converted partition's batch is one.
+	txnCode       int16
+	transactional bool
 	// consecutive: the last converted partition's records have offset deltas 0, 1, 2, … in
 	// each batch, so the batches hold the offsets Iggy assigns (the tail cache needs that).
 	consecutive bool
@@ -354,14 +377,22 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget, i
 		return nil, nil, fmt.Errorf("%w: no record batch", kbatch.ErrInvalidRecord)
 	}
 	records, hint := 0, 0
+	c.transactional = false
 	for i := range c.batches {
 		h := &c.batches[i].Header
 		if err := h.CheckFromClient(); err != nil {
 			return nil, nil, err
 		}
 		switch {
+		case h.Transactional() && c.txnCode != 0:
+			return nil, nil, &errRefused{code: c.txnCode, msg: "transactional batch refused"}
+		case h.Transactional() && !idempotent:
+			// The coordinator's fencing and the duplicate checks rest on the producer state.
+			return nil, nil, &errRefused{code: kerr.UnsupportedVersion.Code, msg: "transactional batches need idempotent producers enabled on the gateway"}
+		case h.Transactional() && i > 0:
+			return nil, nil, fmt.Errorf("%w: a transactional produce carries %d record batches for one partition, not one", kbatch.ErrInvalidRecord, len(c.batches))
 		case h.Transactional():
-			return nil, nil, &errRefused{code: kerr.UnsupportedVersion.Code, msg: "transactional batches are not supported"}
+			c.transactional = true
 		case h.Codec() == kbatch.CodecZstd && version < 7:
 			return nil, nil, &errRefused{code: kerr.UnsupportedCompressionType.Code, msg: "zstd needs Produce v7 or later"}
 		}
@@ -374,6 +405,9 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget, i
 	prod, err := c.producer(idempotent)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.transactional && prod == nil {
+		return nil, nil, fmt.Errorf("%w: a transactional batch without a producer id", kbatch.ErrInvalidRecord)
 	}
 	var w mapping.Window
 	for i := range c.batches {
@@ -394,7 +428,8 @@ func (c *converter) convert(version int16, data []byte, budget *kbatch.Budget, i
 			c.consecutive = c.consecutive && rec.OffsetDelta == delta
 			var m mapping.Message
 			if prod != nil && out.Len() == 0 {
-				m, err = c.enc.AppendFirst(&rec, w, mapping.Producer{ID: prod.ProducerID, Epoch: prod.Epoch, BaseSequence: prod.FirstSeq, Records: prod.Records})
+				m, err = c.enc.AppendFirst(&rec, w, mapping.Producer{ID: prod.ProducerID, Epoch: prod.Epoch, BaseSequence: prod.FirstSeq, Records: prod.Records,
+					Transactional: c.transactional})
 			} else {
 				m, err = c.enc.Append(&rec, w)
 			}

@@ -78,6 +78,10 @@ func (dp *Plane) serveTail(fp *fetchPart, r *readRange, minOne bool) bool {
 	if dp.tail == nil || !dp.leads(fp.topic, fp.out.Partition) {
 		return false
 	}
+	if r.aborted != nil && r.aborted.AnyAborted(r.from, r.hw) {
+		// The cache holds the producers' batches as sent: aborted records would be served.
+		return false
+	}
 	var scratch [16][]byte
 	views, hold := dp.tail.Read(tailKey(r.key), r.from, r.hw, r.limit, scratch[:0])
 	switch {

@@ -28,6 +28,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/txn"
 )
 
 // Gateway is a running gateway.
@@ -52,6 +53,7 @@ type Gateway struct {
 	// store's writers start; read on their goroutines).
 	fenceTo     atomic.Pointer[cluster]
 	broker      *broker.Broker
+	txn         *txn.Coordinator // transactions; nil when refused (transactions.go)
 	security    *auth.Security
 	stopReload  context.CancelFunc // ends the TLS reload loop
 	reloading   sync.WaitGroup
@@ -174,6 +176,9 @@ func (g *Gateway) start(ctx context.Context) error {
 			return fmt.Errorf("loading leader epochs from Iggy stream %q, topic %q: %w", iggylog.ReservedStream, epochlog.Topic, err)
 		}
 		g.reconnected.Store(b.Data())
+		if err := g.startTransactions(ctx, g.iggy, durability.Mode(cfg.TopicFlush)); err != nil {
+			return err
+		}
 	}
 	g.watchGroups()
 	return g.listen()
@@ -257,6 +262,7 @@ func (g *Gateway) shutdown() {
 	}
 	wg.Wait()
 	g.serving.Wait()
+	g.closeTransactions() // before the data plane its markers go through
 	g.broker.Close()
 	g.closeOffsets()
 	g.closeCluster()
@@ -285,6 +291,7 @@ func (g *Gateway) close() {
 		g.http = nil
 	}
 	g.closeCluster() // after a failed start
+	g.closeTransactions()
 	if g.iggy != nil {
 		if err := g.iggy.Close(); err != nil {
 			g.log.Warn("closing the Iggy client", "err", err)

@@ -43,6 +43,20 @@ func (b *Builder) Begin(dst []byte, leaderEpoch int32) {
 // attribute): clients then take its max timestamp as the timestamp of every record in it.
 func (b *Builder) SetLogAppendTime() { b.hdr.Attributes |= attrLogAppendTime }
 
+// SetProducer stamps the batch begun with a producer id and epoch; with control it is a
+// control batch (a transaction marker), with transactional a batch of a transaction. Kafka
+// clients reading read_committed skip control batches and use the producer id of
+// transactional ones (docs/TRANSACTIONS.md).
+func (b *Builder) SetProducer(id int64, epoch int16, transactional, control bool) {
+	b.hdr.ProducerID, b.hdr.ProducerEpoch = id, epoch
+	if transactional {
+		b.hdr.Attributes |= attrTransactional
+	}
+	if control {
+		b.hdr.Attributes |= attrControl
+	}
+}
+
 // Len is the number of records appended since Begin.
 func (b *Builder) Len() int { return int(b.count) }
 

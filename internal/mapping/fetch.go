@@ -21,6 +21,10 @@ type Stored struct {
 // Record is the Kafka side of one stored message. Key, Value and Headers alias the message
 // and the scratch slice passed to ToRecord. A nil Key or Value is a null one.
 type Record struct {
+	// Control is set for a transaction marker (kafka.control): Key, Value and Headers are
+	// then empty and Marker says what it is.
+	Control   bool
+	Marker    Marker
 	Timestamp int64 // ms
 	Key       []byte
 	Value     []byte
@@ -41,9 +45,9 @@ func ToRecord(m *Stored, scratch []kbatch.RecordHeader) (Record, error) {
 
 // markers are the gateway headers found on a message.
 type markers struct {
-	version, key, value, ts, envelope []byte
-	tsKind                            byte
-	seen                              uint8 // bit per marker, to refuse repeats
+	version, key, value, ts, envelope, control []byte
+	tsKind                                     byte
+	seen                                       uint8 // bit per marker, to refuse repeats
 }
 
 func toRecord(m *Stored, hdrs []kbatch.RecordHeader) (Record, error) {
@@ -68,6 +72,9 @@ func toRecord(m *Stored, hdrs []kbatch.RecordHeader) (Record, error) {
 		return Record{Headers: hdrs}, fmt.Errorf("%w: kafka.v %x", ErrUnsupportedVersion, mk.version)
 	}
 	rec := Record{Timestamp: millis(m, m.OriginTimestamp)}
+	if mk.control != nil {
+		return controlRecord(m, rec.Timestamp, mk.control)
+	}
 	if mk.ts != nil {
 		ts, err := mk.timestamp()
 		if err != nil {
@@ -107,6 +114,63 @@ func toRecord(m *Stored, hdrs []kbatch.RecordHeader) (Record, error) {
 	return rec, nil
 }
 
+// Marker is a transaction marker read back from Iggy.
+type Marker struct {
+	ProducerID int64
+	Epoch      int16
+	Commit     bool
+}
+
+// controlRecord reads a marker message (ControlMessage): kafka.control 00 or 01, and the
+// producer id and epoch headers.
+func controlRecord(m *Stored, ts int64, kind []byte) (Record, error) {
+	if len(kind) != 1 || kind[0] > 1 {
+		return Record{}, corrupt("kafka.control %x", kind)
+	}
+	p, err := markerProducer(m.Headers)
+	if err != nil {
+		return Record{}, err
+	}
+	p.Commit = kind[0] == 1
+	return Record{Control: true, Marker: p, Timestamp: ts}, nil
+}
+
+// markerProducer reads kafka.pid and kafka.epoch of a marker; both must be there once.
+func markerProducer(block []byte) (Marker, error) {
+	var p Marker
+	var seen uint8
+	for len(block) > 0 {
+		h, rest, err := nextHeader(block)
+		if err != nil {
+			return Marker{}, err
+		}
+		block = rest
+		if h.keyKind != KindString {
+			continue
+		}
+		switch string(h.key) {
+		case HeaderProducerID:
+			v, err := fixedValue(&h, KindInt64, 8)
+			if err != nil || seen&1 != 0 {
+				return Marker{}, corrupt("marker %s", h.key)
+			}
+			seen |= 1
+			p.ProducerID = int64(binary.LittleEndian.Uint64(v))
+		case HeaderProducerEpoch:
+			v, err := fixedValue(&h, KindInt16, 2)
+			if err != nil || seen&2 != 0 {
+				return Marker{}, corrupt("marker %s", h.key)
+			}
+			seen |= 2
+			p.Epoch = int16(binary.LittleEndian.Uint16(v))
+		}
+	}
+	if seen != 3 {
+		return Marker{}, corrupt("marker without producer id and epoch")
+	}
+	return p, nil
+}
+
 // note records h if it is a gateway marker (a String key with a reserved name).
 func (mk *markers) note(h *userHeader) error {
 	if h.keyKind != KindString || !bytes.HasPrefix(h.key, namespace) {
@@ -125,6 +189,8 @@ func (mk *markers) note(h *userHeader) error {
 		slot, bit, mk.tsKind = &mk.ts, 8, h.valueKind
 	case HeaderEnvelope:
 		slot, bit = &mk.envelope, 16
+	case HeaderControl:
+		slot, bit = &mk.control, 32
 	default:
 		return nil
 	}
@@ -223,6 +289,9 @@ func (e *BatchEncoder) Add(m *Stored, maxSize int) (bool, error) {
 		e.batchTime = rec.Timestamp
 	}
 	off := int64(m.Offset)
+	if rec.Control {
+		return e.addControl(off, &rec, maxSize), nil
+	}
 	if maxSize > 0 && e.Len() > 0 &&
 		e.Size()+e.b.RecordSize(off, rec.Timestamp, rec.Key, rec.Value, rec.Headers) > maxSize {
 		return false, nil // an empty batch begun by nextBatch is dropped by Finish
@@ -231,6 +300,42 @@ func (e *BatchEncoder) Add(m *Stored, maxSize int) (bool, error) {
 		return false, &MessageError{Offset: m.Offset, Err: err}
 	}
 	return true, nil
+}
+
+// addControl appends a marker as a control batch of its own (Kafka's layout: key = version 0
+// and type, 0 abort or 1 commit; value = version 0 and the coordinator epoch), between the
+// batches before and after it.
+func (e *BatchEncoder) addControl(off int64, rec *Record, maxSize int) bool {
+	kind := int16(0)
+	if rec.Marker.Commit {
+		kind = 1
+	}
+	key := []byte{0, 0, byte(kind >> 8), byte(kind)}
+	value := []byte{0, 0, 0, 0, 0, 0}
+	// A control batch costs a batch header on top of its record.
+	if maxSize > 0 && e.Len() > 0 && e.Size()+kbatch.HeaderSize+e.b.RecordSize(0, rec.Timestamp, key, value, nil) > maxSize {
+		return false
+	}
+	e.finishBatch()
+	e.b.SetProducer(rec.Marker.ProducerID, rec.Marker.Epoch, true, true)
+	if err := e.b.Append(off, rec.Timestamp, key, value, nil); err != nil {
+		panic(err) // a fresh batch always takes its first record
+	}
+	e.finishBatch()
+	return true
+}
+
+// finishBatch finishes the current batch (dropped when empty) and begins another of the
+// same kind after it.
+func (e *BatchEncoder) finishBatch() {
+	if e.b.Len() > 0 {
+		e.doneLen += e.b.Len()
+		e.doneSize += e.b.Size()
+	}
+	e.b.Begin(e.b.Finish(), e.leaderEpoch)
+	if e.appendTime {
+		e.b.SetLogAppendTime()
+	}
 }
 
 // nextBatch finishes the current batch and begins another after it.

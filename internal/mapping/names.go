@@ -26,6 +26,15 @@ const (
 	HeaderSequence = "kafka.seq"
 	// HeaderRecords holds the number of records in the batch (Int32).
 	HeaderRecords = "kafka.count"
+
+	// Transactions (docs/STORAGE-FORMAT.md §2.5, docs/TRANSACTIONS.md).
+
+	// HeaderTransactional marks the first message of a transactional batch (Raw 01), next to
+	// its producer headers.
+	HeaderTransactional = "kafka.txn"
+	// HeaderControl marks a transaction marker message: Raw 00 abort, 01 commit. The marker
+	// carries kafka.pid and kafka.epoch of the transaction's producer.
+	HeaderControl = "kafka.control"
 )
 
 // Versions this build writes and reads.

@@ -42,7 +42,7 @@ func (e *Encoder) AppendFirst(rec *kbatch.Record, w Window, p Producer) (Message
 func (e *Encoder) append(rec *kbatch.Record, w Window, p *Producer) (Message, error) {
 	origin, tsHeader := w.stamp(rec.Timestamp)
 	m := Message{OriginTimestamp: origin}
-	if e.needsEnvelope(rec, tsHeader, p != nil) {
+	if e.needsEnvelope(rec, tsHeader, p) {
 		return e.appendEnvelope(m, rec, tsHeader, p)
 	}
 	if len(rec.Value) > MaxPayloadSize {
@@ -93,7 +93,7 @@ func (e *Encoder) appendGatewayHeaders(dst []byte, millis int64, tsHeader bool, 
 // over-long key, a header name over-long once prefixed or not valid UTF-8 (it becomes a
 // String-kind key), a null, empty or over-long header value, a repeated header name, or a
 // header block over MaxHeadersSize (producer headers included).
-func (e *Encoder) needsEnvelope(rec *kbatch.Record, tsHeader, producer bool) bool {
+func (e *Encoder) needsEnvelope(rec *kbatch.Record, tsHeader bool, p *Producer) bool {
 	if rec.Key != nil && (len(rec.Key) == 0 || len(rec.Key) > MaxHeaderField) {
 		return true
 	}
@@ -101,8 +101,8 @@ func (e *Encoder) needsEnvelope(rec *kbatch.Record, tsHeader, producer bool) boo
 	if tsHeader {
 		size += headerEntrySize(len(HeaderTimestamp), 8)
 	}
-	if producer {
-		size += producerHeadersSize
+	if p != nil {
+		size += p.headersSize()
 	}
 	switch {
 	case rec.Value == nil:

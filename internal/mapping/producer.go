@@ -15,6 +15,9 @@ type Producer struct {
 	Epoch        int16
 	BaseSequence int32
 	Records      int32
+	// Transactional: the batch belongs to a transaction; its first message also carries
+	// kafka.txn (docs/STORAGE-FORMAT.md §2.5). Not read back by ProducerOfMessage.
+	Transactional bool
 }
 
 // ProducerOf returns the producer of an idempotent batch; ok is false when the batch has no
@@ -23,12 +26,24 @@ func ProducerOf(h *kbatch.Header) (p Producer, ok bool) {
 	if h.ProducerID < 0 {
 		return Producer{}, false
 	}
-	return Producer{ID: h.ProducerID, Epoch: h.ProducerEpoch, BaseSequence: h.BaseSequence, Records: h.NumRecords}, true
+	return Producer{ID: h.ProducerID, Epoch: h.ProducerEpoch, BaseSequence: h.BaseSequence, Records: h.NumRecords,
+		Transactional: h.Transactional()}, true
 }
 
 // producerHeadersSize is the encoded size of the four producer headers.
 var producerHeadersSize = headerEntrySize(len(HeaderProducerID), 8) + headerEntrySize(len(HeaderProducerEpoch), 2) +
 	headerEntrySize(len(HeaderSequence), 4) + headerEntrySize(len(HeaderRecords), 4)
+
+// transactionalHeaderSize is the encoded size of kafka.txn.
+var transactionalHeaderSize = headerEntrySize(len(HeaderTransactional), 1)
+
+// headersSize is the encoded size of p's headers.
+func (p *Producer) headersSize() int {
+	if p.Transactional {
+		return producerHeadersSize + transactionalHeaderSize
+	}
+	return producerHeadersSize
+}
 
 func appendProducerHeaders(dst []byte, p *Producer) []byte {
 	var v [8]byte
@@ -39,7 +54,31 @@ func appendProducerHeaders(dst []byte, p *Producer) []byte {
 	binary.LittleEndian.PutUint32(v[:], uint32(p.BaseSequence))
 	dst = appendHeader(dst, HeaderSequence, KindInt32, v[:4])
 	binary.LittleEndian.PutUint32(v[:], uint32(p.Records))
-	return appendHeader(dst, HeaderRecords, KindInt32, v[:4])
+	dst = appendHeader(dst, HeaderRecords, KindInt32, v[:4])
+	if p.Transactional {
+		dst = appendHeader(dst, HeaderTransactional, KindRaw, transactionalValue)
+	}
+	return dst
+}
+
+var transactionalValue = []byte{1}
+
+// ControlMessage returns the payload and user headers of a transaction marker of producer id
+// and epoch (docs/STORAGE-FORMAT.md §2.5): commit or abort. Fetch serves it to Kafka clients
+// as a control batch; native Iggy consumers recognise it by kafka.control.
+func ControlMessage(id int64, epoch int16, commit bool) (payload, headers []byte) {
+	kind := byte(0)
+	if commit {
+		kind = 1
+	}
+	headers = appendHeader(nil, HeaderVersion, KindRaw, versionValue)
+	var v [8]byte
+	binary.LittleEndian.PutUint64(v[:], uint64(id))
+	headers = appendHeader(headers, HeaderProducerID, KindInt64, v[:8])
+	binary.LittleEndian.PutUint16(v[:], uint16(epoch))
+	headers = appendHeader(headers, HeaderProducerEpoch, KindInt16, v[:2])
+	headers = appendHeader(headers, HeaderControl, KindRaw, []byte{kind})
+	return []byte{kind}, headers
 }
 
 // ProducerOfMessage reads the producer headers of a stored message's user-headers block. ok
@@ -125,4 +164,27 @@ func fixedValue(h *userHeader, kind byte, size int) ([]byte, error) {
 		return make([]byte, size), corrupt("%s of kind %d, %d bytes", h.key, h.valueKind, len(h.value))
 	}
 	return h.value, nil
+}
+
+// TransactionalMessage reports whether a stored message starts a transactional batch: it
+// carries kafka.txn (docs/STORAGE-FORMAT.md §2.5) and kafka.v (a gateway wrote it).
+func TransactionalMessage(m *Stored) bool {
+	var txn, version bool
+	for block := m.Headers; len(block) > 0; {
+		h, rest, err := nextHeader(block)
+		if err != nil {
+			return false
+		}
+		block = rest
+		if h.keyKind != KindString {
+			continue
+		}
+		switch string(h.key) {
+		case HeaderTransactional:
+			txn = len(h.value) == 1 && h.value[0] == 1
+		case HeaderVersion:
+			version = true
+		}
+	}
+	return txn && version
 }
