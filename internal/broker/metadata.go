@@ -66,7 +66,8 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 		var t kmsg.MetadataResponseTopic
 		switch {
 		case rt.Topic == nil:
-			// Lookup by topic id (v10+): the gateway has no topic ids.
+			// Lookup by topic id (v10+): ids are derived from topics (topicmap.Resolved.KafkaID), not
+			// looked up.
 			t = kmsg.NewMetadataResponseTopic()
 			t.TopicID = rt.TopicID
 			t.ErrorCode = kerr.UnknownTopicID.Code
@@ -109,6 +110,7 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 		}
 		return t
 	}
+	t.TopicID = r.KafkaID()
 	t.Partitions = b.partitionsMetadata(cc, name, r.Partitions)
 	return t
 }
@@ -134,9 +136,11 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 			if !ok {
 				continue
 			}
-			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount, CreatedAt: it.CreatedAt})
+			r := topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount, CreatedAt: it.CreatedAt}
+			b.topics.Store(r)
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = &name
+			t.TopicID = r.KafkaID()
 			t.Partitions = b.partitionsMetadata(cc, name, it.PartitionsCount)
 			if err := listener.ReserveAnswer(ctx, t); err != nil {
 				return nil, err
