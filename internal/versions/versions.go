@@ -60,7 +60,7 @@ var table = []API{
 	{Key: 13, Name: "LeaveGroup", Min: 0, Max: 5},
 	{Key: 14, Name: "SyncGroup", Min: 0, Max: 5},
 	{Key: 15, Name: "DescribeGroups", Min: 0, Max: 5, Note: "authorized operations not provided"},
-	{Key: 16, Name: "ListGroups", Min: 0, Max: 5, Note: "every group is of type classic"},
+	{Key: 16, Name: "ListGroups", Min: 0, Max: 5, Note: "group types classic and consumer (KIP-848)"},
 	{Key: 17, Name: "SaslHandshake", Min: 1, Max: 1, AdvertiseFromV0: true, SASLOnly: true,
 		Note: "SASL listeners only; mechanisms PLAIN and OAUTHBEARER (an Iggy personal access token); v0 (unframed tokens) closes the connection"},
 	{Key: 18, Name: "ApiVersions", Min: 0, Max: 4,
@@ -92,6 +92,9 @@ var table = []API{
 		Note: "SET and DELETE of the settable configs of docs/TOPIC-CONFIGS.md; APPEND/SUBTRACT and other configs → 40; BROKER configs refused (40)"},
 	{Key: 47, Name: "OffsetDelete", Min: 0, Max: 0},
 	{Key: 60, Name: "DescribeCluster", Min: 0, Max: 1},
+	{Key: 68, Name: "ConsumerGroupHeartbeat", Min: 0, Max: 1,
+		Note: "KIP-848 consumer groups: server-side assignors uniform and range; membership in memory (docs/CONSUMER-GROUPS.md)"},
+	{Key: 69, Name: "ConsumerGroupDescribe", Min: 0, Max: 1, Note: "authorized operations not provided"},
 }
 
 // Lookup returns the entry for key.
