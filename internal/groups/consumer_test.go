@@ -336,3 +336,44 @@ func TestConsumerGroupRangeAssignorAndTypes(t *testing.T) {
 		t.Fatalf("consumer heartbeat on a classic group: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
 }
+
+func TestConsumerGroupAdminAPIs(t *testing.T) {
+	h := newHarness(t)
+	topics := testTopics(map[string]int32{"t": 2, "u": 1})
+	a := h.consumer("a", topics, "t")
+	a.beat()
+
+	dreq := kmsg.NewPtrDescribeGroupsRequest()
+	dreq.Version = 6
+	dreq.Groups = []string{testGroup}
+	if dg := h.c.DescribeGroups(dreq).Groups[0]; dg.ErrorCode != kerr.GroupIDNotFound.Code || dg.State != "Dead" {
+		t.Fatalf("DescribeGroups of a consumer group: %+v", dg)
+	}
+	subscribed, active, err := h.c.OffsetDeleteGuard(testGroup)
+	if err != nil || !active || !subscribed("t") || subscribed("u") {
+		t.Fatalf("OffsetDeleteGuard: active %v err %v t %v u %v", active, err, subscribed("t"), subscribed("u"))
+	}
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{testGroup}
+	if code := h.c.DeleteGroups(context.Background(), del).Groups[0].ErrorCode; code != kerr.NonEmptyGroup.Code {
+		t.Fatalf("DeleteGroups with a member: %v", kerr.ErrorForCode(code))
+	}
+	leave := a.request()
+	leave.MemberEpoch = epochLeave
+	a.send(leave)
+	if d := h.describeConsumer(); d.State != "Empty" || len(d.Members) != 0 {
+		t.Fatalf("after the leave: %+v", d)
+	}
+	if err := h.c.ValidateOffsetCommitVersion(testGroup, "", nil, -1, 9); err != nil {
+		t.Fatalf("admin commit to the empty group: %v", err)
+	}
+	if code := h.c.DeleteGroups(context.Background(), del).Groups[0].ErrorCode; code != 0 {
+		t.Fatalf("DeleteGroups of the empty group: %v", kerr.ErrorForCode(code))
+	}
+	if d := h.describeConsumer(); d.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("described after delete: %+v", d)
+	}
+	// The id is free for a classic group now: the first JoinGroup asks for a member id
+	// instead of refusing the group's type.
+	h.startJoin("c1").fails(kerr.MemberIDRequired)
+}
