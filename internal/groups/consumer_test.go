@@ -377,3 +377,41 @@ func TestConsumerGroupAdminAPIs(t *testing.T) {
 	// instead of refusing the group's type.
 	h.startJoin("c1").fails(kerr.MemberIDRequired)
 }
+
+func TestConsumerGroupHeartbeatValidation(t *testing.T) {
+	h := newHarness(t)
+	topics := testTopics(map[string]int32{"t": 1})
+	a := h.consumer("", topics, "t")
+	// v0: the coordinator names a member that joins without an id.
+	req := a.request()
+	req.Version = 0
+	resp := a.send(req)
+	if resp.ErrorCode != 0 || resp.MemberID == nil || *resp.MemberID == "" || resp.MemberEpoch <= 0 {
+		t.Fatalf("v0 join: %+v", resp)
+	}
+	for name, mutate := range map[string]func(*kmsg.ConsumerGroupHeartbeatRequest){
+		"v1 without member id": func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID = "" },
+		"join owning partitions": func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.Topics = append(r.Topics, kmsg.NewConsumerGroupHeartbeatRequestTopic())
+		},
+		"join without subscription":      func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = nil },
+		"join without rebalance timeout": func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = -1 },
+		"static leave without instance":  func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = epochStaticLeave },
+		"empty group id":                 func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = "" },
+	} {
+		cl := h.consumer("x", topics, "t")
+		req := cl.request()
+		mutate(req)
+		if resp := cl.send(req); resp.ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("%s: %v, want INVALID_REQUEST", name, kerr.ErrorForCode(resp.ErrorCode))
+		}
+	}
+	// A heartbeat for a group this coordinator does not know (say, after a restart) tells the
+	// member to join again.
+	ghost := h.consumer("ghost", topics, "t")
+	req = ghost.request()
+	req.Group, req.MemberEpoch = "unknown", 5
+	if resp := ghost.send(req); resp.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("unknown group: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+}
