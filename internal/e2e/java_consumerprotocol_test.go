@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestJavaConsumerProtocol runs the Java tools' consumer with group.protocol=consumer
@@ -14,6 +17,8 @@ func TestJavaConsumerProtocol(t *testing.T) {
 	runScenarios(t, javaFamily, []Scenario{
 		{Name: "consumer-protocol", Needs: []Feature{FeatureCore, FeatureProduce, FeatureFetch, FeatureListOffsets, FeatureGroups, FeatureOffsets, FeatureGroupAdmin},
 			Covers: []Cell{CellGroups, CellOffsets}, Run: javaConsumerProtocol},
+		{Name: "consumer-protocol-members", Needs: []Feature{FeatureCore, FeatureProduce, FeatureFetch, FeatureListOffsets, FeatureGroups, FeatureOffsets},
+			Covers: []Cell{CellGroups}, Run: javaConsumerProtocolMembers},
 	})
 }
 
@@ -72,4 +77,54 @@ func javaConsumerProtocol(t *testing.T, env *Env) {
 	if !strings.Contains(res.Stdout, "static-1") {
 		t.Errorf("--describe --members does not show the static member:\n%s", res.Stdout)
 	}
+}
+
+// javaConsumerProtocolMembers runs two Java consumers of one group at once: the second joins
+// while the first consumes (the coordinator revokes from the first before it assigns to the
+// second), records keep coming, then both leave. Every record is printed exactly once.
+func javaConsumerProtocolMembers(t *testing.T, env *Env) {
+	topic := env.CreateTopic(t, 4)
+	group := "cpm-" + topic
+	b := env.Bootstrap
+	produce := func(from, to int) {
+		var in strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&in, "k%d\tv%d\n", i, i)
+		}
+		kafkaTool(t, in.String(), "kafka-console-producer.sh", "--bootstrap-server", b, "--topic", topic,
+			"--reader-property", "parse.key=true")
+	}
+	var wg sync.WaitGroup
+	results := make([]CmdResult, 2)
+	member := func(i int) {
+		defer wg.Done()
+		results[i] = runCmd(t, javaCmd("", "kafka-console-consumer.sh", "--bootstrap-server", b, "--topic", topic,
+			"--group", group, "--from-beginning", "--timeout-ms", "12000",
+			"--command-property", "group.protocol=consumer"))
+	}
+	produce(0, 40)
+	wg.Add(2)
+	go member(0)
+	time.Sleep(4 * time.Second)
+	go member(1)
+	time.Sleep(4 * time.Second)
+	produce(40, 80)
+	wg.Wait()
+	counts := map[string]int{}
+	for i, res := range results {
+		if res.Err != nil || res.ExitCode != 0 {
+			t.Fatalf("consumer %d failed (exit %d, %v):\n%s", i, res.ExitCode, res.Err, res.Stderr)
+		}
+		for _, v := range strings.Fields(res.Stdout) {
+			if strings.HasPrefix(v, "v") {
+				counts[v]++
+			}
+		}
+	}
+	for i := range 80 {
+		if n := counts[fmt.Sprintf("v%d", i)]; n != 1 {
+			t.Errorf("v%d printed %d times", i, n)
+		}
+	}
+	t.Logf("consumer 0 printed %d records, consumer 1 %d", len(strings.Fields(results[0].Stdout)), len(strings.Fields(results[1].Stdout)))
 }
