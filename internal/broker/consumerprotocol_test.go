@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -194,5 +195,24 @@ func TestConsumerProtocolTopicIDsInMetadata(t *testing.T) {
 	}
 	if len(resp.Topics) != 1 || resp.Topics[0].TopicID == ([16]byte{}) {
 		t.Fatalf("no topic id: %+v", resp.Topics)
+	}
+	// Consumer-protocol clients look the topics of their assignment up by id.
+	id := resp.Topics[0].TopicID
+	byID := kmsg.NewPtrMetadataRequest()
+	byID.Version = 12
+	for _, want := range [][16]byte{id, {1}} {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.TopicID = want
+		byID.Topics = append(byID.Topics, rt)
+	}
+	resp, err = byID.RequestWith(ctxT(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 2 || resp.Topics[0].Topic == nil || *resp.Topics[0].Topic != "ids" || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].TopicID != id {
+		t.Fatalf("lookup by id: %+v", resp.Topics)
+	}
+	if resp.Topics[1].ErrorCode != kerr.UnknownTopicID.Code {
+		t.Fatalf("unknown id: %+v", resp.Topics[1])
 	}
 }

@@ -49,7 +49,7 @@ var table = []API{
 	{Key: 2, Name: "ListOffsets", Min: 1, Max: 7,
 		Note: "by timestamp: first record with Kafka timestamp ≥ target, searched from Iggy's append-time lookup; a partition named twice is INVALID_REQUEST at each place, as in Kafka"},
 	{Key: 3, Name: "Metadata", Min: 0, Max: 12,
-		Note: "topic ids (v10+) derived from the Iggy topic, new when a topic is recreated; lookup by topic id → 100 UNKNOWN_TOPIC_ID"},
+		Note: "topic ids (v10+) derived from the Iggy topic, new when a topic is recreated; lookup by topic id (as consumer-protocol clients do) lists the topics to find it"},
 	{Key: 8, Name: "OffsetCommit", Min: 2, Max: 9,
 		Note: "stored in Iggy (coordinator log) with metadata and leader epoch; retention time ignored (offsets never expire)"},
 	{Key: 9, Name: "OffsetFetch", Min: 1, Max: 9, Note: "v8+ multi-group form"},
