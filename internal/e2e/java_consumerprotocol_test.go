@@ -128,3 +128,13 @@ func javaConsumerProtocolMembers(t *testing.T, env *Env) {
 	}
 	t.Logf("consumer 0 printed %d records, consumer 1 %d", len(strings.Fields(results[0].Stdout)), len(strings.Fields(results[1].Stdout)))
 }
+
+// TestPythonConsumerProtocol runs confluent-kafka (librdkafka 2.12+) with
+// group.protocol=consumer through the group scenario of the Python script: consume, commit, and
+// a second member that resumes from the commits.
+func TestPythonConsumerProtocol(t *testing.T) {
+	runScenarios(t, pythonFamily, []Scenario{
+		{Name: "group-consumer-protocol", Needs: []Feature{FeatureCore, FeatureProduce, FeatureFetch, FeatureListOffsets, FeatureGroups, FeatureOffsets},
+			Covers: []Cell{CellGroups, CellOffsets}, Run: pythonGroupWith(pythonScript, "--group-protocol", "consumer")},
+	})
+}
