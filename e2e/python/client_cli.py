@@ -17,6 +17,7 @@ def main(handlers):
     p.add_argument("--codec", default="none")
     p.add_argument("--group")
     p.add_argument("--partitions", type=int, default=1)
+    p.add_argument("--group-protocol", default="classic")  # "consumer": KIP-848 (librdkafka only)
     a = p.parse_args()
     json.dump(handlers[a.command](a), sys.stdout)
     sys.stdout.write("\n")

@@ -102,6 +102,8 @@ def cmd_group(a):
     produce(a.bootstrap, a.topic, records, "none")
     conf = {"bootstrap.servers": a.bootstrap, "group.id": a.group, "auto.offset.reset": "earliest",
             "enable.auto.commit": False}
+    if a.group_protocol != "classic":
+        conf["group.protocol"] = a.group_protocol
     first = Consumer(conf)
     first.subscribe([a.topic])
     got = consume(first, len(records))

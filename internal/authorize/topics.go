@@ -2,6 +2,7 @@ package authorize
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,11 +46,24 @@ func authorizeMetadata(_ *Checker, _ context.Context, a *access, req *kmsg.Metad
 			req.AllowAutoTopicCreation = false
 		}
 	}
-	return answerRefused(req, next, refused, func(mr *kmsg.MetadataResponse, rt kmsg.MetadataRequestTopic) {
+	resp, err := answerRefused(req, next, refused, func(mr *kmsg.MetadataResponse, rt kmsg.MetadataRequestTopic) {
 		t := kmsg.NewMetadataResponseTopic()
 		t.Topic, t.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
 		mr.Topics = append(mr.Topics, t)
 	})
+	if err != nil || resp == nil || !slices.ContainsFunc(req.Topics, func(t kmsg.MetadataRequestTopic) bool { return t.Topic == nil }) {
+		return resp, err
+	}
+	// A topic looked up by id is checked once its name is known: as Kafka, the answer for a
+	// topic the user may not describe is TOPIC_AUTHORIZATION_FAILED without name or partitions.
+	mr := inner(resp).(*kmsg.MetadataResponse)
+	for i := range mr.Topics {
+		t := &mr.Topics[i]
+		if t.Topic != nil && t.ErrorCode == 0 && !a.canDescribe(*t.Topic) {
+			t.Topic, t.Partitions, t.ErrorCode = nil, nil, kerr.TopicAuthorizationFailed.Code
+		}
+	}
+	return resp, nil
 }
 
 func authorizeCreateTopics(_ *Checker, _ context.Context, a *access, req *kmsg.CreateTopicsRequest, next serveNext) (kmsg.Response, error) {

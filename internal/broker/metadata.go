@@ -62,14 +62,12 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 	}
 	autoCreate := b.cfg.AutoCreateTopics && req.AllowAutoTopicCreation
 	seen := make(map[string]bool, len(req.Topics))
+	var byID map[[16]byte]string // loaded at the first lookup by id
 	for _, rt := range req.Topics {
 		var t kmsg.MetadataResponseTopic
 		switch {
 		case rt.Topic == nil:
-			// Lookup by topic id (v10+): the gateway has no topic ids.
-			t = kmsg.NewMetadataResponseTopic()
-			t.TopicID = rt.TopicID
-			t.ErrorCode = kerr.UnknownTopicID.Code
+			t = b.describeTopicByID(ctx, cc, rt.TopicID, &byID)
 		case seen[*rt.Topic]:
 			continue // answered once, as Kafka does
 		default:
@@ -84,6 +82,39 @@ func (b *Broker) metadata(ctx context.Context, cc *listener.ConnContext, req *km
 		resp.Topics = append(resp.Topics, t)
 	}
 	return resp, nil
+}
+
+// describeTopicByID answers a lookup by topic id (v10+), which consumer-protocol clients make
+// for the topics their assignment names by id. Ids are derived from the topics
+// (topicmap.Resolved.KafkaID), so the topics are listed (once per request, into byID) to find
+// the name; an id no topic has is UNKNOWN_TOPIC_ID.
+func (b *Broker) describeTopicByID(ctx context.Context, cc *listener.ConnContext, id [16]byte, byID *map[[16]byte]string) kmsg.MetadataResponseTopic {
+	t := kmsg.NewMetadataResponseTopic()
+	t.TopicID = id
+	t.ErrorCode = kerr.UnknownTopicID.Code
+	if b.bridgeOff() {
+		return t
+	}
+	if *byID == nil {
+		all, err := groupTopics{b: b, cc: cc}.All(ctx)
+		if err != nil {
+			t.ErrorCode = kafkacode.ForTopic(err)
+			b.logEntry(slog.LevelWarn, logMetadataLookup, "metadata: listing topics for a lookup by id failed", "conn", cc.ID, "kafka_error", t.ErrorCode, "err", err)
+			return t
+		}
+		*byID = make(map[[16]byte]string, len(all))
+		for name, md := range all {
+			(*byID)[md.ID] = name
+		}
+	}
+	name, ok := (*byID)[id]
+	if !ok {
+		return t
+	}
+	if d := b.describeTopic(ctx, cc, name, false); d.ErrorCode == 0 && d.TopicID == id {
+		return d
+	}
+	return t // gone or recreated since the listing
 }
 
 // describeTopic resolves one named topic, creating it when allowed.
@@ -109,6 +140,7 @@ func (b *Broker) describeTopic(ctx context.Context, cc *listener.ConnContext, na
 		}
 		return t
 	}
+	t.TopicID = r.KafkaID()
 	t.Partitions = b.partitionsMetadata(cc, name, r.Partitions)
 	return t
 }
@@ -134,9 +166,11 @@ func (b *Broker) allTopics(ctx context.Context, cc *listener.ConnContext) ([]kms
 			if !ok {
 				continue
 			}
-			b.topics.Store(topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount, CreatedAt: it.CreatedAt})
+			r := topicmap.Resolved{Kafka: name, Target: topicmap.Target{Stream: stream, Topic: it.Name}, TopicID: it.ID, Partitions: it.PartitionsCount, CreatedAt: it.CreatedAt}
+			b.topics.Store(r)
 			t := kmsg.NewMetadataResponseTopic()
 			t.Topic = &name
+			t.TopicID = r.KafkaID()
 			t.Partitions = b.partitionsMetadata(cc, name, it.PartitionsCount)
 			if err := listener.ReserveAnswer(ctx, t); err != nil {
 				return nil, err

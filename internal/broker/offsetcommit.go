@@ -18,7 +18,8 @@ func init() {
 
 // offsetCommit stores committed offsets in the coordinator log, as Kafka decides them:
 // partitions that do not exist are refused first (UNKNOWN_TOPIC_OR_PARTITION), then the
-// group checks the committing member and generation for the rest, then the store validates
+// group checks the committing member and generation (member epoch, for a consumer-protocol
+// group) for the rest, then the store validates
 // and appends them. A commit is acknowledged only once it is in Iggy.
 func (b *Broker) offsetCommit(ctx context.Context, cc *listener.ConnContext, req *kmsg.OffsetCommitRequest) (kmsg.Response, error) {
 	if err := b.coordinatorError(cc, req.Group); err != nil {
@@ -52,7 +53,7 @@ func (b *Broker) offsetCommit(ctx context.Context, cc *listener.ConnContext, req
 		}
 	}
 	if len(commits) > 0 {
-		if err := b.groups.coordinator.ValidateOffsetCommit(req.Group, req.MemberID, req.InstanceID, req.Generation); err != nil {
+		if err := b.groups.coordinator.ValidateOffsetCommitVersion(req.Group, req.MemberID, req.InstanceID, req.Generation, req.Version); err != nil {
 			for _, a := range answers {
 				*a = err.Code
 			}

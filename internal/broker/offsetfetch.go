@@ -27,7 +27,8 @@ func init() {
 
 // offsetFetch answers from the store's in-memory view: the requested partitions (-1 where
 // nothing is committed), or with a null topic list (v2+) everything the group committed.
-// v8+ asks for several groups at once. Classic groups need no membership check to read, and
+// v8+ asks for several groups at once; from v9 a member of a consumer-protocol group names
+// itself and its member epoch, which must be current. Classic groups need no membership check to read, and
 // there are no pending transactional offsets, so RequireStable changes nothing.
 func (b *Broker) offsetFetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
@@ -45,7 +46,11 @@ func (b *Broker) offsetFetch(ctx context.Context, cc *listener.ConnContext, req 
 				}
 			}
 			var found []offsets.TopicOffsets
-			found, g.ErrorCode = b.fetchOffsets(cc, rg.Group, wanted)
+			if err := b.groups.coordinator.ValidateOffsetFetch(rg.Group, rg.MemberID, rg.MemberEpoch); req.Version >= 9 && err != nil {
+				g.ErrorCode = err.Code // a consumer-protocol member at another epoch (v9+)
+			} else {
+				found, g.ErrorCode = b.fetchOffsets(cc, rg.Group, wanted)
+			}
 			for _, t := range found {
 				gt := kmsg.NewOffsetFetchResponseGroupTopic()
 				gt.Topic = t.Topic

@@ -81,7 +81,10 @@ func pythonProduceConsume(script scriptClient, codec string) func(t *testing.T, 
 	}
 }
 
-func pythonGroup(script scriptClient) func(t *testing.T, env *Env) {
+func pythonGroup(script scriptClient) func(t *testing.T, env *Env) { return pythonGroupWith(script) }
+
+// pythonGroupWith is pythonGroup with extra arguments for the script's group command.
+func pythonGroupWith(script scriptClient, extra ...string) func(t *testing.T, env *Env) {
 	return func(t *testing.T, env *Env) {
 		topic := env.CreateTopic(t, 2)
 		var recs []Rec
@@ -96,7 +99,7 @@ func pythonGroup(script scriptClient) func(t *testing.T, env *Env) {
 			Reread           []Rec            `json:"reread"`
 			SecondAssignment []int32          `json:"second_assignment"`
 		}
-		script.run(t, env, recs, &out, "group", "--topic", topic, "--group", "g-"+topic, "--partitions", "2")
+		script.run(t, env, recs, &out, append([]string{"group", "--topic", topic, "--group", "g-" + topic, "--partitions", "2"}, extra...)...)
 		var got []string
 		for _, r := range out.Records {
 			got = append(got, fmt.Sprintf("%d/%d %s=%s", r.Partition, r.Offset, strp(r.Key), strp(r.Value)))

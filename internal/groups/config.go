@@ -50,6 +50,9 @@ type Config struct {
 	MaxProtocols           int
 	MaxMemberMetadataBytes int
 	MaxAssignmentBytes     int
+
+	// Consumer configures the consumer group protocol (KIP-848).
+	Consumer ConsumerConfig
 }
 
 // DefaultConfig returns Kafka's defaults where Kafka has one, and bounds where it has none.
@@ -68,6 +71,7 @@ func DefaultConfig() Config {
 		MaxProtocols:           32,
 		MaxMemberMetadataBytes: 1 << 20,
 		MaxAssignmentBytes:     1 << 20,
+		Consumer:               DefaultConsumerConfig(),
 	}
 }
 
@@ -93,6 +97,9 @@ func (c *Config) validate() error {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be > 0", name))
 		}
+	}
+	if err := c.Consumer.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("groups: invalid config: %w", err)

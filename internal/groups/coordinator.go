@@ -16,7 +16,10 @@ type Coordinator struct {
 
 	mu     sync.Mutex // guards groups; taken before any group's mutex, never after
 	groups map[string]*group
-	closed atomic.Bool // Close was called: no timer is armed any more
+	// consumer holds the groups of the consumer protocol (KIP-848, consumer_group.go); an id
+	// names a group of one type at a time.
+	consumer map[string]*cgroup
+	closed   atomic.Bool // Close was called: no timer is armed any more
 }
 
 // Close stops every timer the coordinator has armed (session expiries, join and sync
@@ -37,6 +40,7 @@ func (c *Coordinator) Close() {
 		}
 		g.mu.Unlock()
 	}
+	c.closeConsumerGroups()
 }
 
 // New returns a Coordinator, or an error naming the invalid settings in cfg.
@@ -44,7 +48,7 @@ func New(cfg Config) (*Coordinator, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Coordinator{cfg: cfg, groups: make(map[string]*group)}, nil
+	return &Coordinator{cfg: cfg, groups: make(map[string]*group), consumer: make(map[string]*cgroup)}, nil
 }
 
 // lockGroup returns the named group locked. With create it makes the group if absent
@@ -59,10 +63,14 @@ func (c *Coordinator) lockGroup(name string, create bool) (*group, *kerr.Error) 
 				c.mu.Unlock()
 				return nil, nil
 			}
-			if len(c.groups) >= c.cfg.MaxGroups {
+			if len(c.groups)+len(c.consumer) >= c.cfg.MaxGroups {
 				c.mu.Unlock()
 				c.cfg.Logger.Warn("consumer group limit reached", "limit", c.cfg.MaxGroups, "group", name)
 				return nil, kerr.CoordinatorNotAvailable
+			}
+			if err := c.classicMayCreate(name); err != nil {
+				c.mu.Unlock()
+				return nil, err
 			}
 			g = newGroup(c, name)
 			if c.cfg.Stored != nil {

@@ -29,7 +29,10 @@ func (c *Coordinator) DeleteGroups(ctx context.Context, req *kmsg.DeleteGroupsRe
 }
 
 func (c *Coordinator) deleteGroup(ctx context.Context, name string) *kerr.Error {
-	inMemory := false
+	inMemory, err := c.dropConsumerGroup(name)
+	if err != nil {
+		return err
+	}
 	if g, _ := c.lockGroup(name, false); g != nil {
 		if g.state != stateEmpty {
 			g.mu.Unlock()

@@ -8,8 +8,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// groupType is the KIP-848 group type of every group this coordinator runs.
-const groupType = "classic"
+// The KIP-848 group types: groups of JoinGroup/SyncGroup, and of ConsumerGroupHeartbeat
+// (whose protocol type, as Kafka lists it, is "consumer").
+const (
+	groupType         = "classic"
+	consumerGroupType = "consumer"
+)
 
 // DescribeGroups handles a DescribeGroups request. A group without members that has stored
 // state is Empty; an unknown group is Dead (with GROUP_ID_NOT_FOUND from v6, as in Kafka).
@@ -31,6 +35,16 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 }
 
 func (c *Coordinator) describe(dg *kmsg.DescribeGroupsResponseGroup, version int16) {
+	if c.isConsumerGroup(dg.Group) {
+		// Not a classic group: Kafka answers Dead (GROUP_ID_NOT_FOUND from v6); admin clients
+		// describe it with ConsumerGroupDescribe.
+		dg.State = stateDead.String()
+		if version >= 6 {
+			dg.ErrorCode = kerr.GroupIDNotFound.Code
+			dg.ErrorMessage = kmsg.StringPtr("group " + dg.Group + " is not a classic group")
+		}
+		return
+	}
 	if g, _ := c.lockGroup(dg.Group, false); g != nil {
 		g.describe(dg)
 		g.mu.Unlock()
@@ -72,25 +86,33 @@ func (g *group) describe(dg *kmsg.DescribeGroupsResponseGroup) {
 }
 
 // ListGroups handles a ListGroups request: groups with members and groups that only have
-// stored state (as Empty), sorted by name, filtered by state (v4+) and type (v5+, every
-// group here is "classic"); both filters are case-insensitive.
+// stored state (as Empty), sorted by name, filtered by state (v4+) and type (v5+: "classic",
+// or "consumer" for the groups of the consumer protocol); both filters are case-insensitive.
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
-	if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, groupType) }) {
-		return resp
+	wants := func(t string) bool {
+		return len(req.TypesFilter) == 0 || slices.ContainsFunc(req.TypesFilter, func(f string) bool { return strings.EqualFold(f, t) })
 	}
+	wantClassic, wantConsumer := wants(groupType), wants(consumerGroupType)
 	listed := make(map[string]bool)
-	add := func(name, protocolType string, s state) {
+	add := func(name, protocolType, state, typ string) {
 		listed[name] = true
-		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, s.String()) }) {
+		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(f string) bool { return strings.EqualFold(f, state) }) {
+			return
+		}
+		if typ == groupType && !wantClassic || typ == consumerGroupType && !wantConsumer {
 			return
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
 		lg.Group = name
 		lg.ProtocolType = protocolType
-		lg.GroupState = s.String()
-		lg.GroupType = groupType
+		lg.GroupState = state
+		lg.GroupType = typ
 		resp.Groups = append(resp.Groups, lg)
+	}
+	// Consumer groups first: their committed offsets must not list them again as classic.
+	for _, cg := range c.consumerGroups() {
+		add(cg.name, consumerGroupType, cg.state, consumerGroupType)
 	}
 	c.mu.Lock()
 	gs := make([]*group, 0, len(c.groups))
@@ -100,15 +122,15 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	c.mu.Unlock()
 	for _, g := range gs {
 		g.mu.Lock()
-		if g.state != stateDead {
-			add(g.name, g.protocolType, g.state)
+		if g.state != stateDead && !listed[g.name] {
+			add(g.name, g.protocolType, g.state.String(), groupType)
 		}
 		g.mu.Unlock()
 	}
 	if c.cfg.Stored != nil {
 		c.cfg.Stored.RangeGroups(func(name, protocolType string) {
 			if !listed[name] {
-				add(name, protocolType, stateEmpty)
+				add(name, protocolType, stateEmpty.String(), groupType)
 			}
 		})
 	}

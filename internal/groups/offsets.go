@@ -59,6 +59,9 @@ func (c *Coordinator) OffsetDeleteGuard(group string) (subscribed func(topic str
 	if err := c.checkGroupID(group, true); err != nil {
 		return none, false, err
 	}
+	if subscribed, active, ok := c.consumerOffsetDeleteGuard(group); ok {
+		return subscribed, active, nil
+	}
 	g, _ := c.lockGroup(group, false)
 	if g == nil {
 		return none, false, nil

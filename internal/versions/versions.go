@@ -48,7 +48,8 @@ var table = []API{
 		Note: "no fetch sessions: session id 0 always, continuing a session → 70 FETCH_SESSION_ID_NOT_FOUND; read_committed: up to the last stable offset, aborted records left out (aborted_transactions empty), markers as control batches"},
 	{Key: 2, Name: "ListOffsets", Min: 1, Max: 7,
 		Note: "latest with read_committed: the last stable offset; by timestamp: first record with Kafka timestamp ≥ target, searched from Iggy's append-time lookup; a partition named twice is INVALID_REQUEST at each place, as in Kafka"},
-	{Key: 3, Name: "Metadata", Min: 0, Max: 12},
+	{Key: 3, Name: "Metadata", Min: 0, Max: 12,
+		Note: "topic ids (v10+) derived from the Iggy topic, new when a topic is recreated; lookup by topic id (as consumer-protocol clients do) lists the topics to find it"},
 	{Key: 8, Name: "OffsetCommit", Min: 2, Max: 9,
 		Note: "stored in Iggy (coordinator log) with metadata and leader epoch; retention time ignored (offsets never expire)"},
 	{Key: 9, Name: "OffsetFetch", Min: 1, Max: 9, Note: "v8+ multi-group form"},
@@ -59,7 +60,7 @@ var table = []API{
 	{Key: 13, Name: "LeaveGroup", Min: 0, Max: 5},
 	{Key: 14, Name: "SyncGroup", Min: 0, Max: 5},
 	{Key: 15, Name: "DescribeGroups", Min: 0, Max: 5, Note: "authorized operations not provided"},
-	{Key: 16, Name: "ListGroups", Min: 0, Max: 5, Note: "every group is of type classic"},
+	{Key: 16, Name: "ListGroups", Min: 0, Max: 5, Note: "group types classic and consumer (KIP-848)"},
 	{Key: 17, Name: "SaslHandshake", Min: 1, Max: 1, AdvertiseFromV0: true, SASLOnly: true,
 		Note: "SASL listeners only; mechanisms PLAIN and OAUTHBEARER (an Iggy personal access token); v0 (unframed tokens) closes the connection"},
 	{Key: 18, Name: "ApiVersions", Min: 0, Max: 4,
@@ -98,6 +99,9 @@ var table = []API{
 		Note: "SET and DELETE of the settable configs of docs/TOPIC-CONFIGS.md; APPEND/SUBTRACT and other configs → 40; BROKER configs refused (40)"},
 	{Key: 47, Name: "OffsetDelete", Min: 0, Max: 0},
 	{Key: 60, Name: "DescribeCluster", Min: 0, Max: 1},
+	{Key: 68, Name: "ConsumerGroupHeartbeat", Min: 0, Max: 1,
+		Note: "KIP-848 consumer groups: server-side assignors uniform and range; membership in memory (docs/CONSUMER-GROUPS.md)"},
+	{Key: 69, Name: "ConsumerGroupDescribe", Min: 0, Max: 1, Note: "authorized operations not provided"},
 }
 
 // Lookup returns the entry for key.
