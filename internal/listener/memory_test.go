@@ -525,26 +525,33 @@ func TestGrowingFramesDoNotDeadlock(t *testing.T) {
 		c.Budget, c.MaxFrameSize, c.ReadTimeout = budget, 8<<20, 500*time.Millisecond
 	})
 	const conns = 4
-	var answered atomic.Int32
+	var answered, stuck atomic.Int32
 	var wg sync.WaitGroup
 	for i := range conns {
 		c := dial(t, s.addr)
 		frame := kmsg.NewRequestFormatter().AppendRequest(nil, produceWith(byte(i), 4<<20-512), int32(i+1))
 		wg.Go(func() {
+			// The client's own deadline is far beyond the server's ReadTimeout: reaching it
+			// means the server neither answered nor closed, the frames waited for good. Which
+			// of them are answered and which closed depends on timing (frames that reached
+			// the deadlock together time out together), so only that is asserted.
 			c.nc.SetDeadline(time.Now().Add(20 * time.Second))
-			if _, err := c.nc.Write(frame); err != nil {
-				return // closed while sending: its memory was not available in time
+			_, err := c.nc.Write(frame)
+			if err == nil {
+				var size [4]byte
+				if _, err = io.ReadFull(c.nc, size[:]); err == nil {
+					answered.Add(1)
+				}
 			}
-			var size [4]byte
-			if _, err := io.ReadFull(c.nc, size[:]); err == nil {
-				answered.Add(1)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				stuck.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	if answered.Load() == 0 {
-		t.Fatal("no frame was served: the growing frames waited on each other")
+	if stuck.Load() > 0 {
+		t.Fatalf("%d connections neither answered nor closed: the growing frames waited on each other", stuck.Load())
 	}
-	t.Logf("%d of %d answered", answered.Load(), conns)
+	t.Logf("%d of %d answered, the others closed", answered.Load(), conns)
 	waitFor(t, func() bool { budget.mu.Lock(); defer budget.mu.Unlock(); return budget.avail == budget.max })
 }
