@@ -265,6 +265,8 @@ func topLevelErrorCode(resp kmsg.Response) int16 {
 		return r.ErrorCode
 	case *kmsg.EndTxnResponse:
 		return r.ErrorCode
+	case *kmsg.ConsumerGroupHeartbeatResponse:
+		return r.ErrorCode
 	}
 	return -2
 }
