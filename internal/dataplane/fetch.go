@@ -176,8 +176,8 @@ var reserveAnswerBytes = listener.ReserveAnswerBytes
 // Sizes of what newFetch allocates per requested topic and partition, reserved before it
 // allocates them.
 const (
-	fetchTopicBytes     = int64(unsafe.Sizeof(kmsg.FetchResponseTopic{}) + unsafe.Sizeof(fetchTopic{}))
-	fetchPartStateBytes = int64(unsafe.Sizeof(fetchPart{}))
+	fetchTopicBytes      = int64(unsafe.Sizeof(kmsg.FetchResponseTopic{}) + unsafe.Sizeof(fetchTopic{}))
+	fetchPartStateBytes  = int64(unsafe.Sizeof(fetchPart{}))
 	fetchPartAnswerBytes = int64(unsafe.Sizeof(kmsg.FetchResponseTopicPartition{}))
 )
 
