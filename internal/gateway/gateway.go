@@ -293,6 +293,9 @@ func (g *Gateway) close() {
 		g.httpServing.Wait()
 		g.http = nil
 	}
+	if g.broker != nil {
+		g.broker.Close() // after a failed start (a second Close does nothing): its background work ends
+	}
 	g.closeCluster() // after a failed start
 	if g.iggy != nil {
 		if err := g.iggy.Close(); err != nil {
