@@ -18,6 +18,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/dataplane"
 	"github.com/iggygw/iggy-gateway-kafka/internal/groups"
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/keylock"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
@@ -89,9 +90,10 @@ type Broker struct {
 
 	iggyNodes func() int // Options.IggyNodes
 
-	// adminMu serializes topic administration that reads Iggy state before changing it
-	// (CreatePartitions adds to the current count).
-	adminMu sync.Mutex
+	// adminLocks serialise, per Iggy topic, topic administration that reads Iggy state before
+	// changing it (CreatePartitions adds to the current count). Per topic, not one lock: a
+	// slow Iggy answer for one topic must not stall other topics' requests (issue 25).
+	adminLocks keylock.Locks[topicmap.Target]
 
 	handlers map[int16]listener.Handler
 	// unsupportedAPIVersions serves ApiVersions at versions outside the table (KIP-511).

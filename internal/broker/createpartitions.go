@@ -51,10 +51,14 @@ func (b *Broker) addPartitions(ctx context.Context, cc *listener.ConnContext, rt
 	if topicmap.ValidateKafkaName(rt.Topic) != nil {
 		return newAPIError(kerr.UnknownTopicOrPartition, "topic %q does not exist", rt.Topic)
 	}
-	// Read the count and add to it without another change of this gateway in between.
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
+	// Read the count and add to it without another change of this gateway to the topic in
+	// between.
 	t := b.topics.Map().Resolve(rt.Topic)
+	unlock, err := b.adminLocks.Lock(ctx, t)
+	if err != nil {
+		return b.logAdminError(cc, "create partitions", rt.Topic, err)
+	}
+	defer unlock()
 	topic, err := b.storage(cc).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
 	if err != nil {
 		return b.logAdminError(cc, "create partitions", rt.Topic, err)

@@ -1,13 +1,17 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
 
 func TestCreatePartitionsWithKadm(t *testing.T) {
@@ -164,5 +168,69 @@ func TestCreatePartitionsConcurrent(t *testing.T) {
 	}
 	if tp := g.iggyTopic("kafka", "t"); ok != 1 || tp.PartitionsCount != 4 {
 		t.Errorf("%d requests succeeded, %d partitions; want 1 and 4", ok, tp.PartitionsCount)
+	}
+}
+
+// holdingCreatePartitions holds Iggy's CreatePartitions for topic hold until release is closed,
+// as a slow Iggy would; held is closed when the call arrives.
+type holdingCreatePartitions struct {
+	iggy.API
+	hold    string
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (h *holdingCreatePartitions) CreatePartitions(ctx context.Context, s, t iggy.Identifier, n uint32) error {
+	if t.Name == h.hold {
+		close(h.held)
+		<-h.release
+	}
+	return h.API.CreatePartitions(ctx, s, t, n)
+}
+
+// CreatePartitions of one topic waiting on a slow Iggy does not hold up CreatePartitions of
+// another topic (issue 25: one lock for all topic administration was held across the Iggy
+// round trips).
+func TestCreatePartitionsOfOtherTopicsNotStalled(t *testing.T) {
+	h := &holdingCreatePartitions{hold: "slow", held: make(chan struct{}), release: make(chan struct{})}
+	g := startGateway(t, gatewayOpts{bridge: true, wrap: func(api iggy.API) iggy.API { h.API = api; return h }})
+	g.mkTopic("kafka", "slow", 1)
+	g.mkTopic("kafka", "fast", 1)
+	add := func(topic string) int16 {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.Version, req.TimeoutMillis = 3, 10_000
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: topic, Count: 2}}
+		resp, err := g.b.createPartitions(ctxT(t), dataConn, req)
+		if err != nil {
+			t.Error(err)
+			return -1
+		}
+		return resp.(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode
+	}
+	slow, fast := make(chan int16, 1), make(chan int16, 1)
+	go func() { slow <- add("slow") }()
+	<-h.held
+	go func() { fast <- add("fast") }()
+	stalled := false
+	select {
+	case code := <-fast:
+		if code != 0 {
+			t.Errorf("fast topic: code %d", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("CreatePartitions of another topic waited for the slow one")
+		stalled = true
+	}
+	close(h.release)
+	if code := <-slow; code != 0 {
+		t.Errorf("slow topic: code %d", code)
+	}
+	if stalled { // answered once the slow one went on
+		<-fast
+	}
+	for _, topic := range []string{"slow", "fast"} {
+		if tp := g.iggyTopic("kafka", topic); tp.PartitionsCount != 2 {
+			t.Errorf("%s: %d partitions", topic, tp.PartitionsCount)
+		}
 	}
 }

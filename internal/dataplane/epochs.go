@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/epochlog"
+	"github.com/iggygw/iggy-gateway-kafka/internal/keylock"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -46,7 +47,15 @@ type leaderEpochs struct {
 	hist      map[partKey][]epochStart // sorted by epoch and by start; never empty when present
 	refreshed time.Time                // last read of the log for an unknown epoch
 
-	bumpMu sync.Mutex // one bump at a time: read the log, decide, append
+	// bumps serialise the bumps of each partition (read the log, decide, append): per
+	// partition, so that a bump waiting on a slow Iggy append holds up no other partition
+	// (issue 25).
+	bumps keylock.Locks[partKey]
+	// reading is held (one token) while the log is read and what was read applied, so that a
+	// bump deciding after its read sees every record read before it. A channel, not a mutex:
+	// a request waiting for another's slow read gives up when its context ends.
+	reading chan struct{}
+	once    sync.Once
 }
 
 // apply adds epoch r.Epoch starting at r.Start unless that epoch is known (the first record
@@ -133,6 +142,13 @@ func (l *leaderEpochs) refresh(ctx context.Context) error {
 	if l.log == nil {
 		return nil
 	}
+	l.once.Do(func() { l.reading = make(chan struct{}, 1) })
+	select {
+	case l.reading <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-l.reading }()
 	recs, err := l.log.ReadNew(ctx)
 	for _, r := range recs {
 		l.apply(r)
@@ -178,8 +194,11 @@ func (l *leaderEpochs) refreshDue() bool {
 // recorded again. A record that cannot be appended is still applied here (this gateway
 // serves the right answers until it restarts) and the error returned.
 func (l *leaderEpochs) bump(ctx context.Context, k partKey, from, to uint64, now time.Time) (epoch int32, recorded bool, err error) {
-	l.bumpMu.Lock()
-	defer l.bumpMu.Unlock()
+	unlock, err := l.bumps.Lock(ctx, k)
+	if err != nil {
+		return l.current(k), false, err
+	}
+	defer unlock()
 	if err := l.refresh(ctx); err != nil {
 		return l.current(k), false, err
 	}

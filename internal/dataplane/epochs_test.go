@@ -124,3 +124,54 @@ func TestLeaderEpochBump(t *testing.T) {
 		}
 	}
 }
+
+// holdingAppends holds the appends of one partition's epoch records until release is closed,
+// as a slow Iggy would; held is closed when such an append arrives.
+type holdingAppends struct {
+	EpochLog
+	partition uint32
+	held      chan struct{}
+	release   chan struct{}
+}
+
+func (h *holdingAppends) Append(ctx context.Context, r epochlog.Record) error {
+	if r.Partition == h.partition {
+		close(h.held)
+		<-h.release
+	}
+	return h.EpochLog.Append(ctx, r)
+}
+
+// A truncation of one partition whose epoch record waits on a slow Iggy does not hold up the
+// epoch bump of another partition (issue 25: one lock for every bump was held across the log's
+// read and append).
+func TestEpochBumpsOfOtherPartitionsNotStalled(t *testing.T) {
+	ctx := ctxT(t)
+	h := &holdingAppends{EpochLog: epochlog.New(iggylog.NewMem(epochlog.Partitions), testLogger(t)),
+		partition: 1, held: make(chan struct{}), release: make(chan struct{})}
+	l := leaderEpochs{log: h}
+	slowKey, fastKey := epochKey, epochKey
+	slowKey.Partition, fastKey.Partition = 1, 3
+	slow := make(chan error, 1)
+	go func() { _, _, err := l.bump(ctx, slowKey, 700, 500, time.Now()); slow <- err }()
+	<-h.held
+	fast := make(chan error, 1)
+	go func() { _, _, err := l.bump(ctx, fastKey, 700, 500, time.Now()); fast <- err }()
+	stalled := false
+	select {
+	case err := <-fast:
+		if err != nil || l.current(fastKey) != 1 {
+			t.Errorf("other partition: %v, epoch %d", err, l.current(fastKey))
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the bump of another partition waited for the slow one")
+		stalled = true
+	}
+	close(h.release)
+	if err := <-slow; err != nil || l.current(slowKey) != 1 {
+		t.Errorf("slow partition: %v, epoch %d", err, l.current(slowKey))
+	}
+	if stalled {
+		<-fast
+	}
+}

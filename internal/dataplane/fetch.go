@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -95,7 +96,10 @@ func (dp *Plane) Fetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return resp, nil
 	}
-	f := dp.newFetch(cc, req, resp)
+	f, err := dp.newFetch(ctx, cc, req, resp)
+	if err != nil {
+		return nil, err // the answer does not fit what one request may hold: the connection closes
+	}
 	f.maxBytes = reserveFetch(ctx, f.maxBytes)
 	if dp.bridgeOff() {
 		for i := range f.parts {
@@ -176,13 +180,34 @@ func reserveFetch(ctx context.Context, maxBytes int) int {
 	return int(max(got, 1))
 }
 
-// newFetch lays out the response in request order and resolves the topics.
-func (dp *Plane) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) *fetchRequest {
+// reserveAnswerBytes is listener.ReserveAnswerBytes (tests count what is reserved).
+var reserveAnswerBytes = listener.ReserveAnswerBytes
+
+// Sizes of what newFetch allocates per requested topic and partition, reserved before it
+// allocates them.
+const (
+	fetchTopicBytes      = int64(unsafe.Sizeof(kmsg.FetchResponseTopic{}) + unsafe.Sizeof(fetchTopic{}))
+	fetchPartStateBytes  = int64(unsafe.Sizeof(fetchPart{}))
+	fetchPartAnswerBytes = int64(unsafe.Sizeof(kmsg.FetchResponseTopicPartition{}))
+)
+
+// newFetch lays out the response in request order and resolves the topics. The answer and
+// the state kept with it until it is written are reserved from the request memory budget
+// before they are allocated, topic by topic, as Metadata's answer is (docs/LIMITS.md,
+// "Response amplification"): a Fetch naming very many topics or partitions, unknown ones
+// included, has an answer several times its decoded size. An answer that does not fit what
+// one request may hold fails with listener.ErrAnswerTooLarge (the connection closes).
+func (dp *Plane) newFetch(ctx context.Context, cc *listener.ConnContext, req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (*fetchRequest, error) {
 	n := 0
 	for i := range req.Topics {
 		n += len(req.Topics[i].Partitions)
 	}
-	f := &fetchRequest{cc: cc, parts: make([]fetchPart, 0, n), maxBytes: int(req.MaxBytes), readCommitted: req.IsolationLevel == 1}
+	// The arrays of topics and partitions as a whole first (they are allocated at once), then
+	// each topic's partition answers as they are built.
+	if err := reserveAnswerBytes(ctx, int64(len(req.Topics))*fetchTopicBytes+int64(n)*fetchPartStateBytes); err != nil {
+		return nil, err
+	}
+	f := &fetchRequest{cc: cc, parts: make([]fetchPart, 0, n), topics: make([]fetchTopic, 0, len(req.Topics)), maxBytes: int(req.MaxBytes), readCommitted: req.IsolationLevel == 1}
 	if f.maxBytes <= 0 || f.maxBytes > dp.cfg.Limits.MaxFrameSize {
 		f.maxBytes = dp.cfg.Limits.MaxFrameSize
 	}
@@ -191,6 +216,9 @@ func (dp *Plane) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 		rt, t := &req.Topics[i], &resp.Topics[i]
 		*t = kmsg.NewFetchResponseTopic()
 		t.Topic = rt.Topic
+		if err := reserveAnswerBytes(ctx, int64(len(rt.Partitions))*fetchPartAnswerBytes); err != nil {
+			return nil, err
+		}
 		t.Partitions = make([]kmsg.FetchResponseTopicPartition, len(rt.Partitions))
 		ft := fetchTopic{kafka: rt.Topic, start: len(f.parts)}
 		valid := topicmap.ValidateKafkaName(rt.Topic) == nil
@@ -214,7 +242,7 @@ func (dp *Plane) newFetch(cc *listener.ConnContext, req *kmsg.FetchRequest, resp
 		ft.end = len(f.parts)
 		f.topics = append(f.topics, ft)
 	}
-	return f
+	return f, nil
 }
 
 // fail answers the partition with code and no offsets; a non-zero code is final.

@@ -3,16 +3,19 @@ package dataplane
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
@@ -509,4 +512,47 @@ func (f *frameLimit) PollMessages(ctx context.Context, req iggy.PollRequest) (*i
 	f.refused.Add(1)
 	return nil, &iggy.ConnError{Op: "poll_messages", Sent: true,
 		Err: fmt.Errorf("%w: %w", iggy.ErrReplyTooLarge, &iggy.FrameSizeError{Size: uint32(size), Limit: uint32(f.limit)})}
+}
+
+// A Fetch of very many unknown topics reserves its answer (an error entry per partition) and
+// the state kept with it before allocating them, topic by topic as Metadata does (issue 25: it
+// was built unreserved, the hostile test's highest peak); a refused reservation fails the
+// request (the listener closes the connection) before anything is read.
+func TestFetchAnswerReservedBeforeBuilt(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	var reserved atomic.Int64
+	refuse := atomic.Bool{}
+	defer func(orig func(context.Context, int64) error) { reserveAnswerBytes = orig }(reserveAnswerBytes)
+	reserveAnswerBytes = func(_ context.Context, n int64) error {
+		if refuse.Load() {
+			return listener.ErrAnswerTooLarge
+		}
+		reserved.Add(n)
+		return nil
+	}
+	const topics, parts = 2000, 3
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.MaxBytes, req.SessionEpoch = 12, 1<<20, -1
+	for i := range topics {
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = fmt.Sprintf("unknown-%d", i)
+		for p := range int32(parts) {
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition = p
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := g.fetchResp(t, ctxT(t), req)
+	if len(resp.Topics) != topics || resp.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("%d topics answered, first code %d", len(resp.Topics), resp.Topics[0].Partitions[0].ErrorCode)
+	}
+	answer := int64(topics)*int64(unsafe.Sizeof(kmsg.FetchResponseTopic{})) + int64(topics*parts)*int64(unsafe.Sizeof(kmsg.FetchResponseTopicPartition{}))
+	if got := reserved.Load(); got < answer {
+		t.Errorf("reserved %d bytes for an answer of at least %d", got, answer)
+	}
+	refuse.Store(true)
+	if _, err := g.b.Fetch(ctxT(t), dataConn, req); !errors.Is(err, listener.ErrAnswerTooLarge) {
+		t.Errorf("fetch with its answer refused: %v", err)
+	}
 }

@@ -7,8 +7,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/goleak"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
@@ -87,4 +89,109 @@ func TestFanOutPanicsAnswerThePartition(t *testing.T) {
 			t.Errorf("later write to partition 1: code %d base %d, want written at 1", code, base)
 		}
 	})
+}
+
+// panicsOf is how many panics of component internal/supervise recovered so far.
+func panicsOf(component string) int64 {
+	for _, c := range supervise.Panics() {
+		if c.Component == component {
+			return c.Panics
+		}
+	}
+	return 0
+}
+
+// topicPanics panics on the next GetTopic calls while panics is above zero, one per call.
+type topicPanics struct {
+	iggy.API
+	panics atomic.Int32
+	calls  atomic.Int32
+}
+
+func (p *topicPanics) GetTopic(ctx context.Context, stream, topic iggy.Identifier) (*iggy.Topic, error) {
+	p.calls.Add(1)
+	if p.panics.Add(-1) >= 0 {
+		panic("injected topic read panic")
+	}
+	return p.API.GetTopic(ctx, stream, topic)
+}
+
+// A panic in a topic probe (the goroutine that wakes fetches waiting on a topic when native
+// Iggy clients write to it) is recovered and counted; the probe goes on, so the waiting fetch
+// is still woken by a native write.
+func TestTopicProbePanicIsRecovered(t *testing.T) {
+	tp := &topicPanics{}
+	g := startGateway(t, gatewayOpts{bridge: true, wrap: func(a iggy.API) iggy.API { tp.API = a; return tp }})
+	g.mkTopic("kafka", "probed", 1)
+	ctx := ctxT(t)
+	req := testutil.FetchPartitionsReq(12, "probed", 0, 0)
+	req.MaxWaitMillis = 60_000 // longer than the test's context: only new data ends it
+	done := g.fetchAsync(ctx, req)
+	waitForCondition(t, "the fetch to wait", func() bool { return g.waiting("probed") })
+	before := panicsOf("topic_probe")
+	tp.panics.Store(2) // the next two probe rounds panic
+	waitForCondition(t, "the probe to panic twice", func() bool { return panicsOf("topic_probe") >= before+2 })
+	g.writeNative(t, ctx, "probed", "native")
+	select {
+	case r := <-done:
+		if got := fetchedRecords(t, &r.get(t).Topics[0].Partitions[0]); len(got) != 1 || string(got[0].Value) != "native" {
+			t.Fatalf("woke with %v", got)
+		}
+	case <-ctx.Done():
+		t.Fatal("the native write did not wake the fetch: the probe died with its panic")
+	}
+}
+
+// Close stops the topic probes still running (a fetch still waiting, or one that never
+// unwatched) and waits for them: none outlives the Plane.
+func TestCloseStopsTopicProbes(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true})
+	g.mkTopic("kafka", "owned", 1)
+	opts := []goleak.Option{goleak.IgnoreCurrent()}
+	unwatch := g.b.watchTopic(g.b.topics.Map().Resolve("owned"))
+	defer unwatch()
+	waitForCondition(t, "the probe to run", func() bool { return g.waiting("owned") })
+	g.b.Close()
+	if err := goleak.Find(opts...); err != nil {
+		t.Fatalf("a probe outlived Close: %v", err)
+	}
+	// A Plane closed starts no probe: a fetch waiting then meets new data when it reads again.
+	g.b.watchTopic(g.b.topics.Map().Resolve("other"))()
+	if err := goleak.Find(opts...); err != nil {
+		t.Fatalf("a probe started after Close: %v", err)
+	}
+}
+
+// A panic while checking one topic after an Iggy reconnect is recovered and counted; the other
+// topics are checked, and the next reconnect starts checks again.
+func TestTruncationCheckPanicIsRecovered(t *testing.T) {
+	tp := &topicPanics{}
+	g := startGateway(t, gatewayOpts{bridge: true, wrap: func(a iggy.API) iggy.API { tp.API = a; return tp }})
+	for _, name := range []string{"c1", "c2"} {
+		g.mkTopic("kafka", name, 1)
+		g.produceValues(t, name, 0, []byte("x"))
+	}
+	before := panicsOf("truncation_check")
+	checked := func() bool {
+		c := &g.b.truncCheck
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return !c.running
+	}
+	tp.calls.Store(0)
+	tp.panics.Store(1)
+	g.b.IggyReconnected()
+	waitForCondition(t, "the check to end", checked)
+	if got := panicsOf("truncation_check"); got != before+1 {
+		t.Fatalf("panics %d, want %d", got, before+1)
+	}
+	if n := tp.calls.Load(); n != 2 {
+		t.Fatalf("%d topic reads, want both topics read despite the panic", n)
+	}
+	tp.calls.Store(0)
+	g.b.IggyReconnected()
+	waitForCondition(t, "the next check to end", checked)
+	if n := tp.calls.Load(); n != 2 {
+		t.Fatalf("%d topic reads after the next reconnect, want 2", n)
+	}
 }

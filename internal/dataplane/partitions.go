@@ -12,6 +12,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
 	"github.com/iggygw/iggy-gateway-kafka/internal/mapping"
 	"github.com/iggygw/iggy-gateway-kafka/internal/producers"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -589,7 +590,9 @@ type probe struct {
 }
 
 // watchTopic makes sure t's offsets are probed until the returned function is called.
-// Probes are shared: one per topic however many fetches wait on it.
+// Probes are shared: one per topic however many fetches wait on it. A probe runs on a
+// goroutine of the Plane (Close stops it and waits for it); once the Plane is closed no probe
+// starts, and waiting fetches meet new data when they read again.
 func (dp *Plane) watchTopic(t topicmap.Target) (unwatch func()) {
 	d := &dp.data
 	d.mu.Lock()
@@ -600,7 +603,10 @@ func (dp *Plane) watchTopic(t topicmap.Target) (unwatch func()) {
 		}
 		p = &probe{done: make(chan struct{})}
 		d.probes[t] = p
-		go dp.probeTopic(t, p.done)
+		if !dp.closed {
+			done := p.done
+			dp.background.Go(func() { dp.probeTopic(t, done) })
+		}
 	}
 	p.watchers++
 	d.mu.Unlock()
@@ -614,6 +620,10 @@ func (dp *Plane) watchTopic(t topicmap.Target) (unwatch func()) {
 	}
 }
 
+// probeTopic probes t every probeInterval until done is closed (its last fetch stopped
+// waiting) or the Plane closes. A panic in one round is recovered, logged with its stack and
+// counted (internal/supervise, component "topic_probe"); the next round runs as usual, so the
+// fetches waiting on t keep being woken.
 func (dp *Plane) probeTopic(t topicmap.Target, done <-chan struct{}) {
 	tick := time.NewTicker(probeInterval)
 	defer tick.Stop()
@@ -621,22 +631,31 @@ func (dp *Plane) probeTopic(t topicmap.Target, done <-chan struct{}) {
 		select {
 		case <-done:
 			return
+		case <-dp.stopped:
+			return
 		case <-tick.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		topic, err := dp.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
-		cancel()
-		if err != nil {
-			// The waiting fetches meet the error themselves when they read again.
-			continue
-		}
-		ctx, cancel = context.WithTimeout(context.Background(), probeTimeout)
-		for i := range topic.Partitions {
-			p := &topic.Partitions[i]
-			k := partKey{Target: t, Partition: p.ID}
-			_, _ = dp.readOffsets(ctx, dp.storage(nil), k, dp.data.part(k), p) // errors: the fetches meet them
-		}
-		cancel()
+		dp.probeOnce(t)
+	}
+}
+
+// probeOnce reads t's partition offsets once and applies them, which wakes the fetches
+// waiting on partitions that grew.
+func (dp *Plane) probeOnce(t topicmap.Target) {
+	defer supervise.Recover(dp.log, "topic_probe", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	topic, err := dp.storage(nil).GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	if err != nil {
+		// The waiting fetches meet the error themselves when they read again.
+		return
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	for i := range topic.Partitions {
+		p := &topic.Partitions[i]
+		k := partKey{Target: t, Partition: p.ID}
+		_, _ = dp.readOffsets(ctx, dp.storage(nil), k, dp.data.part(k), p) // errors: the fetches meet them
 	}
 }
 

@@ -81,6 +81,13 @@ type Plane struct {
 	// draining is closed by BeginShutdown: waiting fetches answer at once.
 	draining  chan struct{}
 	drainOnce sync.Once
+
+	// background are the Plane's own goroutines (topic probes, partitions.go), which Close
+	// stops (closing stopped) and waits for (issue 25: every long-lived goroutine has an
+	// owner). closed, guarded by data.mu, keeps new ones from starting once Close began.
+	background sync.WaitGroup
+	stopped    chan struct{}
+	closed     bool
 }
 
 // New returns a Plane.
@@ -99,6 +106,7 @@ func New(opts Options) *Plane {
 		onTruncation: opts.OnTruncation,
 		observer:     opts.Observer,
 		draining:     make(chan struct{}),
+		stopped:      make(chan struct{}),
 	}
 	if dp.log == nil {
 		dp.log = slog.Default()
@@ -117,10 +125,19 @@ func New(opts Options) *Plane {
 // BeginShutdown answers waiting fetches at once rather than hold up the drain.
 func (dp *Plane) BeginShutdown() { dp.drainOnce.Do(func() { close(dp.draining) }) }
 
-// Close ends the Plane's background work (truncation checks after Iggy reconnects) and waits
-// for it. Call it before the Iggy client is closed.
+// Close ends the Plane's background work (topic probes, truncation checks after Iggy
+// reconnects) and waits for it. Call it before the Iggy client is closed. Calling it again
+// does nothing.
 func (dp *Plane) Close() {
 	dp.BeginShutdown()
+	dp.data.mu.Lock()
+	first := !dp.closed
+	dp.closed = true
+	dp.data.mu.Unlock()
+	if first {
+		close(dp.stopped)
+	}
+	dp.background.Wait()
 	dp.StopTruncationChecks()
 }
 

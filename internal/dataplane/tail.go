@@ -3,9 +3,11 @@ package dataplane
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/bufpool"
 	"github.com/iggygw/iggy-gateway-kafka/internal/listener"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 )
 
@@ -106,4 +108,48 @@ func (dp *Plane) serveTail(fp *fetchPart, r *readRange, minOne bool) bool {
 		fp.keepRecords(buf)
 	}
 	return true
+}
+
+// WatchMemoryPressure checks the process's memory against the Go runtime's soft memory limit
+// every interval (read: tailcache.ReadMemory; tests inject readings) and lets the tail cache
+// give memory back first when the process nears the limit, and take it again once the pressure
+// is over (tailcache.Cache.AdjustForPressure; docs/LIMITS.md, "Sizing the process"). The
+// check runs on a goroutine of the Plane until Close; a panic in one check is recovered,
+// logged and counted (internal/supervise, component "tail_cache_pressure"). Nothing to do when
+// the cache is off.
+func (dp *Plane) WatchMemoryPressure(interval time.Duration, read func() tailcache.MemoryReading) {
+	if dp.tail == nil || interval <= 0 {
+		return
+	}
+	dp.data.mu.Lock()
+	defer dp.data.mu.Unlock()
+	if dp.closed {
+		return
+	}
+	dp.background.Go(func() {
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-dp.stopped:
+				return
+			case <-tick.C:
+			}
+			dp.adjustTailCache(read)
+		}
+	})
+}
+
+func (dp *Plane) adjustTailCache(read func() tailcache.MemoryReading) {
+	defer supervise.Recover(dp.log, "tail_cache_pressure", nil)
+	m := read()
+	before, after := dp.tail.AdjustForPressure(m)
+	switch {
+	case after < before:
+		dp.log.Warn("memory near the soft limit: tail cache shrunk to give memory back first",
+			"memory_bytes", m.InUse, "soft_limit_bytes", m.SoftLimit, "tail_cache_limit_bytes", after, "was", before)
+	case after > before:
+		dp.log.Info("memory pressure eased: tail cache limit raised",
+			"memory_bytes", m.InUse, "soft_limit_bytes", m.SoftLimit, "tail_cache_limit_bytes", after, "was", before)
+	}
 }

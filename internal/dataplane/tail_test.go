@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
 
@@ -121,4 +123,28 @@ func (leadsPartitionZero) Leader(_ string, partition int32) int32 {
 		return 1
 	}
 	return 2
+}
+
+// The Plane checks memory pressure on its own goroutine (stopped and waited for by Close): a
+// reading near the soft limit shrinks the tail cache, evicting what was produced into it;
+// readings without pressure raise the limit back.
+func TestTailCacheShrinksUnderMemoryPressure(t *testing.T) {
+	g := startGateway(t, gatewayOpts{bridge: true, env: []string{"IGGY_KAFKA_TAIL_CACHE_BYTES=64MiB"}})
+	g.mkTopic("kafka", "mp", 1)
+	g.produceValues(t, "mp", 0, []byte("cached"))
+	if s := g.b.tail.Stats(); s.Batches != 1 || s.Limit != 64<<20 {
+		t.Fatalf("stats %+v, want the batch cached under 64 MiB", s)
+	}
+	const soft = 1 << 30
+	var inUse atomic.Int64
+	inUse.Store(soft) // at the soft limit
+	g.b.WatchMemoryPressure(time.Millisecond, func() tailcache.MemoryReading {
+		return tailcache.MemoryReading{InUse: inUse.Load(), SoftLimit: soft}
+	})
+	waitForCondition(t, "the cache to shrink to nothing", func() bool {
+		s := g.b.tail.Stats()
+		return s.Limit == 0 && s.Batches == 0 && s.Shrinks > 0
+	})
+	inUse.Store(soft / 2)
+	waitForCondition(t, "the limit to come back", func() bool { return g.b.tail.Stats().Limit == 64<<20 })
 }

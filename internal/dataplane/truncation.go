@@ -9,6 +9,7 @@ import (
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 	"github.com/iggygw/iggy-gateway-kafka/internal/topicmap"
 )
 
@@ -159,19 +160,29 @@ func (dp *Plane) checkKnownPartitions() {
 		known[k.Target] = append(known[k.Target], k)
 	}
 	d.mu.Unlock()
-	s := dp.storage(nil)
 	for t, keys := range known {
-		ctx, cancel := context.WithTimeout(context.Background(), reconnectCheckTimeout)
-		topic, err := s.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
-		if err == nil {
-			dp.noteTopicOf(t, topic)
-			for _, k := range keys {
-				if ip, ok := PartitionOf(topic, int32(k.Partition)); ok {
-					_, _ = dp.readOffsets(ctx, s, k, dp.data.part(k), ip)
-				}
-			}
+		dp.checkTopic(t, keys)
+	}
+}
+
+// checkTopic reads one topic's offsets for a reconnect check and applies them to its known
+// partitions. A panic is recovered, logged with its stack and counted (internal/supervise,
+// component "truncation_check"): the other topics are checked, and later reconnects start
+// checks again.
+func (dp *Plane) checkTopic(t topicmap.Target, keys []partKey) {
+	defer supervise.Recover(dp.log, "truncation_check", nil)
+	s := dp.storage(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), reconnectCheckTimeout)
+	defer cancel()
+	topic, err := s.GetTopic(ctx, iggy.Name(t.Stream), iggy.Name(t.Topic))
+	if err != nil {
+		return
+	}
+	dp.noteTopicOf(t, topic)
+	for _, k := range keys {
+		if ip, ok := PartitionOf(topic, int32(k.Partition)); ok {
+			_, _ = dp.readOffsets(ctx, s, k, dp.data.part(k), ip)
 		}
-		cancel()
 	}
 }
 

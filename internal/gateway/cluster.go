@@ -15,6 +15,7 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/membership"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
 	"github.com/iggygw/iggy-gateway-kafka/internal/placement"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 )
 
 // Timing of several gateways (docs/DEPLOYMENT.md, takeover).
@@ -37,6 +38,12 @@ type cluster struct {
 	log     *slog.Logger
 	session *iggy.Conn
 	members *membership.Membership
+
+	// acquire loads a coordinator-log partition this gateway takes over (nil: store.Acquire;
+	// tests inject faults here).
+	acquire func(ctx context.Context, k int) error
+	// delay replaces handoverDelay when not zero (tests).
+	delay time.Duration
 
 	mu      sync.Mutex
 	pending map[int]context.CancelFunc // partitions being taken over
@@ -168,7 +175,10 @@ func (c *cluster) takeOver(ctx context.Context, k int) {
 		}
 		c.mu.Unlock()
 	}()
-	wait := handoverDelay
+	wait := c.delay
+	if wait == 0 {
+		wait = handoverDelay
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -176,7 +186,7 @@ func (c *cluster) takeOver(ctx context.Context, k int) {
 		case <-time.After(wait):
 		}
 		start := time.Now()
-		err := c.store.Acquire(ctx, k)
+		err := c.acquireSafe(ctx, k)
 		if err == nil {
 			c.log.Info("coordinator log partition owned", "partition", k, "load", time.Since(start).Round(time.Millisecond))
 			return
@@ -187,6 +197,17 @@ func (c *cluster) takeOver(ctx context.Context, k int) {
 		c.log.Warn("taking over a coordinator log partition failed; retrying", "partition", k, "err", err)
 		wait = time.Second
 	}
+}
+
+// acquireSafe loads partition k, with a panic recovered into its error (logged with its stack
+// and counted, internal/supervise, component "takeover"): the attempt fails as an Iggy error
+// would and is retried, rather than ending the process or leaving k claimed and never loaded.
+func (c *cluster) acquireSafe(ctx context.Context, k int) (err error) {
+	defer supervise.Recover(c.log, "takeover", &err)
+	if c.acquire != nil {
+		return c.acquire(ctx, k)
+	}
+	return c.store.Acquire(ctx, k)
 }
 
 // close leaves the membership (the session ends) and stops pending takeovers.

@@ -1,11 +1,15 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/config"
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 )
 
 // TestThreeGatewaysShareTheWork runs three gateways over one Iggy: clients bootstrapped with
@@ -134,4 +139,50 @@ func TestSharedSettings(t *testing.T) {
 			t.Errorf("%v leaves the fingerprint as it is", env)
 		}
 	}
+}
+
+// A panic while loading a coordinator-log partition this gateway takes over is recovered,
+// logged and counted (internal/supervise, component "takeover") and the takeover retried, so
+// the partition ends up loaded; close waits for the takeover goroutines.
+func TestTakeoverPanicIsRetried(t *testing.T) {
+	before := panicsOf("takeover")
+	var attempts atomic.Int32
+	loaded := make(chan int, 1)
+	c := &cluster{
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), pending: make(map[int]context.CancelFunc), delay: time.Millisecond,
+		acquire: func(ctx context.Context, k int) error {
+			if attempts.Add(1) == 1 {
+				panic("injected load panic")
+			}
+			loaded <- k
+			return nil
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.pending[7] = cancel
+	c.taking.Go(func() { c.takeOver(ctx, 7) })
+	select {
+	case k := <-loaded:
+		if k != 7 {
+			t.Fatalf("loaded partition %d", k)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the partition was not loaded after the panic")
+	}
+	c.close()
+	if got := panicsOf("takeover"); got != before+1 {
+		t.Errorf("panics %d, want %d", got, before+1)
+	}
+	if n := attempts.Load(); n != 2 {
+		t.Errorf("%d attempts, want 2", n)
+	}
+}
+
+func panicsOf(component string) int64 {
+	for _, c := range supervise.Panics() {
+		if c.Component == component {
+			return c.Panics
+		}
+	}
+	return 0
 }

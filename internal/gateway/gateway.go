@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/auth"
 	"github.com/iggygw/iggy-gateway-kafka/internal/broker"
@@ -28,8 +29,14 @@ import (
 	"github.com/iggygw/iggy-gateway-kafka/internal/loglimit"
 	"github.com/iggygw/iggy-gateway-kafka/internal/metrics"
 	"github.com/iggygw/iggy-gateway-kafka/internal/offsets"
+	"github.com/iggygw/iggy-gateway-kafka/internal/tailcache"
 	"github.com/iggygw/iggy-gateway-kafka/internal/txn"
 )
+
+// memoryPressureInterval is how often the tail cache checks the process's memory against the
+// soft memory limit (tailcache.Cache.AdjustForPressure): each check near the limit halves it,
+// so a full cache of 1 GiB gives it back within about ten of them.
+const memoryPressureInterval = 250 * time.Millisecond
 
 // Gateway is a running gateway.
 type Gateway struct {
@@ -171,6 +178,8 @@ func (g *Gateway) start(ctx context.Context) error {
 		g.metrics.WatchProducers(b.Data().ProducerUsage())
 	}
 	g.watchTailCache()
+	// The tail cache gives memory back first near the soft memory limit (docs/LIMITS.md).
+	b.Data().WatchMemoryPressure(memoryPressureInterval, tailcache.ReadMemory)
 	if cfg.Bridge.Enabled {
 		if err := b.Data().LoadEpochs(ctx); err != nil {
 			return fmt.Errorf("loading leader epochs from Iggy stream %q, topic %q: %w", iggylog.ReservedStream, epochlog.Topic, err)
@@ -289,6 +298,9 @@ func (g *Gateway) close() {
 		g.http.Close()
 		g.httpServing.Wait()
 		g.http = nil
+	}
+	if g.broker != nil {
+		g.broker.Close() // after a failed start (a second Close does nothing): its background work ends
 	}
 	g.closeCluster() // after a failed start
 	g.closeTransactions()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/goleak"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
 )
@@ -167,5 +168,23 @@ func TestStopTwice(t *testing.T) {
 	if c, err := net.Dial("tcp", g.kafkaAddr()); err == nil {
 		c.Close()
 		t.Fatal("a stopped gateway still accepts connections")
+	}
+}
+
+// A start that fails after the broker was built (here: the Kafka address is taken) stops the
+// broker's background work too: no goroutine of it outlives the failed start.
+func TestFailedStartStopsTheBroker(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	opts := []goleak.Option{goleak.IgnoreCurrent()}
+	s := begin(t, nil, "IGGY_KAFKA_BIND_ADDR="+taken.Addr().String())
+	if _, err := s.started(t); err == nil {
+		t.Fatal("started on a taken address")
+	}
+	if err := goleak.Find(opts...); err != nil {
+		t.Fatalf("goroutines left by the failed start: %v", err)
 	}
 }

@@ -121,7 +121,7 @@ func (g *Gateway) watchTailCache() {
 	g.metrics.WatchTailCache(func() metrics.TailCacheStats {
 		s := b.Data().TailCacheStats()
 		return metrics.TailCacheStats{Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions, Resets: s.Resets,
-			Invalidations: s.Invalidations, Batches: s.Batches, Bytes: s.Bytes, Limit: s.Limit}
+			Invalidations: s.Invalidations, Shrinks: s.Shrinks, Batches: s.Batches, Bytes: s.Bytes, Limit: s.Limit}
 	})
 }
 

@@ -34,7 +34,21 @@ func ReserveAnswer(ctx context.Context, part any) error {
 		return nil
 	}
 	v := reflect.ValueOf(part)
-	n := int64(v.Type().Size()) + sizeOf(v, true)
+	return reserveAnswer(ctx, sl, int64(v.Type().Size())+sizeOf(v, true))
+}
+
+// ReserveAnswerBytes is ReserveAnswer for n bytes the handler is about to allocate for its
+// answer or for state the answer keeps until it is written (arrays sized from the request,
+// whose size it computes itself): reserve, then allocate.
+func ReserveAnswerBytes(ctx context.Context, n int64) error {
+	sl, ok := ctx.Value(slotKey{}).(*slot)
+	if !ok || sl.mem == nil || sl.mem.acct == nil || n <= 0 {
+		return nil
+	}
+	return reserveAnswer(ctx, sl, n)
+}
+
+func reserveAnswer(ctx context.Context, sl *slot, n int64) error {
 	before := sl.mem.held()
 	if before+n > sl.mem.limit() {
 		return ErrAnswerTooLarge

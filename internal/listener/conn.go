@@ -149,7 +149,7 @@ func (c *conn) serve() {
 		return
 	}
 	go c.writeLoop()
-	reason := c.readLoop()
+	reason := c.readLoopSafe()
 	close(c.slots)
 	if c.peerGone {
 		c.waitCancel()
@@ -238,8 +238,54 @@ func (c *conn) draining() bool {
 	}
 }
 
-// readLoop reads and schedules requests until the connection must stop; it returns why.
-func (c *conn) readLoop() string {
+// reading is what the read loop holds of the request it is reading and has not handed to
+// the writer yet: a frame and its reservation, then the slot they moved to. readLoopSafe
+// settles it when the loop panics, so that a panic returns the request's memory to the budget
+// (a reservation never leaks) and the writer and serve still see every slot end.
+type reading struct {
+	frame   []byte
+	pooled  bool
+	mem     *reservation
+	sl      *slot // the slot mem moved to, not sent to c.slots yet
+	started bool  // sl's handler runs (it closes sl.done)
+	done    bool  // sl.done was closed
+}
+
+// readLoopSafe is readLoop with a panic recovered into the end of this one connection
+// (logged with its stack and counted, internal/supervise, component "listener_reader"), the
+// request being read settled: its reservation released, or its slot ended with the panic as
+// its error (the writer closes the connection).
+func (c *conn) readLoopSafe() (reason string) {
+	var cur reading
+	var err error
+	defer func() {
+		if err == nil {
+			return
+		}
+		reason = err.Error()
+		switch {
+		case cur.sl != nil:
+			if !cur.started {
+				cur.sl.err = err
+				if !cur.done {
+					close(cur.sl.done)
+				}
+			}
+			c.slots <- cur.sl // never blocks: its semaphore token was taken
+		case cur.mem != nil:
+			cur.mem.close()
+			if cur.pooled && cur.frame != nil {
+				bufpool.Put(cur.frame)
+			}
+		}
+	}()
+	defer supervise.Recover(c.log, "listener_reader", &err)
+	return c.readLoop(&cur)
+}
+
+// readLoop reads and schedules requests until the connection must stop; it returns why. cur
+// is kept up to date with what it holds of the request being read (readLoopSafe).
+func (c *conn) readLoop(cur *reading) string {
 	sched := newSchedule(cap(c.sem))
 	// pending is a request that may change the connection's identity, still running: the next
 	// frame is read meanwhile (so a client that goes away is noticed and its attempt
@@ -256,6 +302,7 @@ func (c *conn) readLoop() string {
 		if frame == nil {
 			return reason
 		}
+		*cur = reading{frame: frame, pooled: pooled, mem: mem}
 		if ok, reason := c.reserveDecoded(mem, frame); !ok {
 			mem.close()
 			if pooled {
@@ -266,6 +313,7 @@ func (c *conn) readLoop() string {
 		c.requests++
 		c.s.cfg.Observer.RequestRead(c.s.cfg.Name, len(frame))
 		sl := &slot{done: make(chan struct{}), mem: mem, read: time.Now(), key: frameKey(frame), answerWait: c.s.cfg.ReadTimeout}
+		*cur = reading{sl: sl} // the slot holds the reservation now
 		var r *request
 		serial, preAuth, err := c.saslGate(sl.key)
 		sl.preAuth = preAuth
@@ -286,11 +334,14 @@ func (c *conn) readLoop() string {
 			sl.reject = rej.reason
 			c.s.cfg.Observer.Refused(c.s.cfg.Name, rej.kind)
 			close(sl.done)
+			cur.done = true
 			c.slots <- sl
+			*cur = reading{}
 			return rej.reason
 		case r.invalid != nil:
 			sl.resp = r.invalid
 			close(sl.done)
+			cur.done = true
 		default:
 			if !r.h.Undecoded {
 				c.cc.setClientID(r.clientID)
@@ -304,8 +355,10 @@ func (c *conn) readLoop() string {
 			gates := sched.add(r.h, sl.done, sl.started)
 			c.handlers.Add(1)
 			go c.run(sl, gates)
+			cur.started = true
 		}
 		c.slots <- sl // never blocks: sem bounds the slots outstanding to its capacity
+		*cur = reading{}
 		if serial {
 			// The identity this request may establish decides what the next one may do.
 			pending = sl

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/supervise"
 	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"github.com/iggygw/iggy-gateway-kafka/internal/versions"
 )
@@ -554,4 +555,83 @@ func TestGrowingFramesDoNotDeadlock(t *testing.T) {
 	}
 	t.Logf("%d of %d answered, the others closed", answered.Load(), conns)
 	waitFor(t, func() bool { budget.mu.Lock(); defer budget.mu.Unlock(); return budget.avail == budget.max })
+}
+
+// panickyObserver panics in RequestRead or Refused while armed, as a bug in code the read loop
+// calls would.
+type panickyObserver struct {
+	nopObserver
+	onRead, onRefused atomic.Bool
+}
+
+func (o *panickyObserver) RequestRead(string, int) {
+	if o.onRead.Load() {
+		panic("injected read panic")
+	}
+}
+
+func (o *panickyObserver) Refused(string, Refusal) {
+	if o.onRefused.Load() {
+		panic("injected refusal panic")
+	}
+}
+
+func panicsOf(component string) int64 {
+	for _, c := range supervise.Panics() {
+		if c.Component == component {
+			return c.Panics
+		}
+	}
+	return 0
+}
+
+// A panic in the read loop, before the request it read has a slot or after, ends that one
+// connection: the panic is counted and logged, the request's reservation goes back to the
+// budget, and other connections are served.
+func TestReadLoopPanicReleasesTheReservation(t *testing.T) {
+	obs := &panickyObserver{}
+	serve := func(ctx context.Context, cc *ConnContext, req kmsg.Request) (kmsg.Response, error) {
+		return req.ResponseKind(), nil
+	}
+	budget := NewBudget(64 << 20)
+	s := startServer(t, routes{0: {3, 9, Handler{Serve: serve}}}, func(c *Config) {
+		c.Budget, c.MaxFrameSize, c.Observer = budget, 4<<20, obs
+	})
+	full := func() bool { budget.mu.Lock(); defer budget.mu.Unlock(); return budget.avail == budget.max }
+	for _, tt := range []struct {
+		name string
+		arm  *atomic.Bool
+		send func(c *client)
+	}{
+		{"before the slot", &obs.onRead, func(c *client) { c.send(produceWith('p', 1<<20+1<<19), 1) }},
+		{"after the slot", &obs.onRefused, func(c *client) {
+			req := kmsg.NewPtrProduceRequest()
+			req.SetVersion(2) // below the versions served: refused after the slot is made
+			c.send(req, 1)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := panicsOf("listener_reader")
+			tt.arm.Store(true)
+			c := dial(t, s.addr)
+			tt.send(c)
+			c.expectClosed()
+			tt.arm.Store(false)
+			if got := panicsOf("listener_reader"); got != before+1 {
+				t.Errorf("panics %d, want %d", got, before+1)
+			}
+			waitFor(t, full)
+			other := dial(t, s.addr)
+			other.send(produceWith('o', 1<<10), 2)
+			resp := kmsg.NewPtrProduceResponse()
+			resp.Version = 9
+			if corr := other.readResponse(resp); corr != 2 {
+				t.Fatal(corr)
+			}
+			waitFor(t, full)
+		})
+	}
+	if !strings.Contains(s.logs.String(), "recovered from a panic") {
+		t.Error("the panic was not logged")
+	}
 }

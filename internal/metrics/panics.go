@@ -19,6 +19,6 @@ func (c panicCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) watchPanics() {
-	const name, help = "panics_total", "Panics recovered in the gateway's goroutines (a connection's writer or handler, the offsets writer, membership polling, the TLS watcher...), by component; each ended that connection or task, not the process, and is logged with its stack."
+	const name, help = "panics_total", "Panics recovered in the gateway's goroutines, by component (listener_reader, listener_handler, listener_writer: one connection; offsets_writer, membership, takeover, tls_watcher, topic_probe, truncation_check, tail_cache_pressure: one task or round of it); each ended that connection or task, not the process, and is logged with its stack."
 	m.add(panicCollector{prometheus.NewDesc(namespace+"_"+name, help, []string{"component"}, nil)}, name, "counter", help, []string{"component"})
 }

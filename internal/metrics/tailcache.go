@@ -5,6 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // TailCacheStats is what the tail cache reports (tailcache.Cache.Stats).
 type TailCacheStats struct {
 	Hits, Misses, Evictions, Resets, Invalidations uint64
+	Shrinks                                        uint64
 	Batches, Bytes, Limit                          int
 }
 
@@ -25,8 +26,10 @@ func (m *Metrics) WatchTailCache(stats func() TailCacheStats) {
 		func() float64 { return float64(stats().Batches) })
 	m.gaugeFunc("tail_cache_bytes", "Bytes the tail cache holds, counted against IGGY_KAFKA_TAIL_CACHE_BYTES.",
 		func() float64 { return float64(stats().Bytes) })
-	m.gaugeFunc("tail_cache_limit_bytes", "Bytes the tail cache may hold: IGGY_KAFKA_TAIL_CACHE_BYTES, or the size derived from memory when it is auto.",
+	m.gaugeFunc("tail_cache_limit_bytes", "Bytes the tail cache may hold now: IGGY_KAFKA_TAIL_CACHE_BYTES (or the size derived from memory when it is auto), lowered while the process is near its soft memory limit.",
 		func() float64 { return float64(stats().Limit) })
+	m.counterFunc("tail_cache_pressure_shrinks_total", "Times the tail cache's limit was halved because the process was near its soft memory limit (the cache gives memory back first).",
+		func() float64 { return float64(stats().Shrinks) })
 }
 
 // counterFunc registers a counter whose value fn reads at each scrape.

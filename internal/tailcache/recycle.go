@@ -14,7 +14,7 @@ import (
 // replacing what it evicts, would copy into fresh pages, which costs about ten times copying
 // into memory that was written before (BenchmarkPut1MiB, docs/PERFORMANCE.md).
 type recycler struct {
-	limit int
+	limit func() int // what the cache may hold now
 	held  func() int // bytes the cache holds now
 
 	mu    sync.Mutex
@@ -59,7 +59,7 @@ func (r *recycler) put(b []byte) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.bytes+size+r.held() > r.limit {
+	if r.bytes+size+r.held() > r.limit() {
 		bufpool.Put(b)
 		return
 	}
@@ -68,6 +68,21 @@ func (r *recycler) put(b []byte) {
 	}
 	r.free[size] = append(r.free[size], b[:0])
 	r.bytes += size
+}
+
+// trim lets go of kept buffers until free and held bytes are within the limit again (it was
+// lowered).
+func (r *recycler) trim() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for size, bufs := range r.free {
+		for len(bufs) > 0 && r.bytes+r.held() > r.limit() {
+			bufs[len(bufs)-1] = nil
+			bufs = bufs[:len(bufs)-1]
+			r.bytes -= size // dropped, not pooled: the point is to give the memory back
+		}
+		r.free[size] = bufs
+	}
 }
 
 // freeBytes is what the recycler keeps.

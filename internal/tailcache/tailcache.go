@@ -52,7 +52,11 @@ type Key struct {
 // oldest batches of any partition first. A nil *Cache is a cache that is off: it keeps
 // nothing and finds nothing. It is safe for concurrent use.
 type Cache struct {
-	limit int
+	// max is the configured limit (TAIL_CACHE_BYTES); limit is what the cache may hold now:
+	// max, or less while the process is near its soft memory limit (pressure.go). limit is
+	// read without mu (Put, Share) and written under it.
+	max   int
+	limit atomic.Int64
 
 	mu         sync.Mutex
 	parts      map[Key]*run
@@ -106,7 +110,9 @@ type Stats struct {
 	Hits, Misses  uint64 // Read calls that found or did not find the offset
 	Batches       int    // batches held
 	Bytes         int    // bytes held
-	Limit         int    // bytes it may hold
+	Limit         int    // bytes it may hold now: MaxLimit, or less under memory pressure
+	MaxLimit      int    // bytes it may hold without memory pressure (TAIL_CACHE_BYTES)
+	Shrinks       uint64 // times the limit was lowered for memory pressure (pressure.go)
 	Evictions     uint64 // batches evicted for room
 	Resets        uint64 // runs restarted because a write did not continue them
 	Invalidations uint64
@@ -118,8 +124,9 @@ func New(limit int) *Cache {
 	if limit <= 0 {
 		return nil
 	}
-	c := &Cache{limit: limit, parts: make(map[Key]*run)}
-	c.recycle = &recycler{limit: limit, held: func() int { return int(c.held.Load()) }}
+	c := &Cache{max: limit, parts: make(map[Key]*run)}
+	c.limit.Store(int64(limit))
+	c.recycle = &recycler{limit: c.currentLimit, held: func() int { return int(c.held.Load()) }}
 	return c
 }
 
@@ -148,7 +155,7 @@ func (c *Cache) Put(k Key, gen uint64, base uint64, batches []byte, leaderEpoch 
 	if c == nil {
 		return nil
 	}
-	if size := c.recycle.sizeFor(len(batches)); size <= c.limit {
+	if size := c.recycle.sizeFor(len(batches)); size <= c.currentLimit() {
 		c.makeRoom(size)
 	}
 	blk := &block{buf: append(c.recycle.get(len(batches)), batches...), recycle: c.recycle}
@@ -169,7 +176,7 @@ type Shared struct{ blk *block }
 // cache is off or buf is larger than the whole budget: PutShared and Release of a nil
 // *Shared do nothing.
 func (c *Cache) Share(buf []byte) *Shared {
-	if c == nil || cap(buf) > c.limit {
+	if c == nil || cap(buf) > c.currentLimit() {
 		return nil
 	}
 	blk := &block{buf: buf}
@@ -203,7 +210,7 @@ func (c *Cache) putIn(blk *block, k Key, gen uint64, base uint64, batches []byte
 	switch {
 	case gen != c.generation:
 		return nil
-	case err != nil || cap(blk.buf) > c.limit:
+	case err != nil || cap(blk.buf) > c.currentLimit():
 		if r != nil {
 			c.dropRunLocked(k, r)
 		}
@@ -230,11 +237,14 @@ func (c *Cache) putIn(blk *block, k Key, gen uint64, base uint64, batches []byte
 		e.elem = c.order.PushBack(e)
 		r.entries = append(r.entries, e)
 	}
-	for c.bytes > c.limit {
+	for c.bytes > c.currentLimit() {
 		c.evictOldestLocked()
 	}
 	return nil
 }
+
+// currentLimit is what the cache may hold now.
+func (c *Cache) currentLimit() int { return int(c.limit.Load()) }
 
 // rewrite splits data into its batches and rewrites their base offsets and leader epochs.
 func rewrite(k Key, data []byte, base uint64, leaderEpoch int32) ([]*entry, error) {
@@ -357,7 +367,7 @@ func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats
-	s.Batches, s.Bytes, s.Limit = c.order.Len(), c.bytes, c.limit
+	s.Batches, s.Bytes, s.Limit, s.MaxLimit = c.order.Len(), c.bytes, c.currentLimit(), c.max
 	return s
 }
 
@@ -381,7 +391,7 @@ func (c *Cache) dropRunLocked(k Key, r *run) {
 func (c *Cache) makeRoom(size int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for c.bytes+size > c.limit && c.order.Len() > 0 {
+	for c.bytes+size > c.currentLimit() && c.order.Len() > 0 {
 		c.evictOldestLocked()
 	}
 }

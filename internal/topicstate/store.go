@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggylog"
+	"github.com/iggygw/iggy-gateway-kafka/internal/keylock"
 )
 
 // Where the log lives: the gateway's reserved stream, one partition (topic state changes are
@@ -54,8 +55,16 @@ type Store struct {
 	snapshotAt    *uint64 // the offset of the latest snapshot read, nil before one
 	sinceSnapshot int     // records read after it (or since the start)
 	epoch         uint64  // the highest controller epoch read (Record.Epoch)
-	watch         uint64  // write: the offset of the record just appended
-	watched       bool    // write: whether that record was applied (not superseded)
+	// writing counts the writes whose record is appended or on its way; while there are any,
+	// catchUp notes in applied whether each record it reads was applied (not superseded), for
+	// the write that appended it to learn (write).
+	writing int
+	applied map[uint64]bool
+
+	// topicWrites serialise the writes of each topic (catch up, build from the view, append,
+	// apply): per topic, with no lock over all topics held across the append, so a slow Iggy
+	// append of one topic's record does not stall other topics' writes (issue 25).
+	topicWrites keylock.Locks[string]
 
 	// controllerEpoch returns this gateway's controller epoch (0 when it is not the
 	// controller); nil: every record has epoch 0 (tests, a store without a coordinator log).
@@ -164,11 +173,20 @@ func wrapRead(err error, offset uint64) error {
 }
 
 // maybeSnapshot appends a snapshot of the view when enough records were read since the
-// latest one; the caller holds syncMu and has caught up. A failure is only logged: the
-// records are all there, the next startup just reads more of them.
+// latest one; the caller holds syncMu and has caught up (at startup: nothing else runs).
 func (s *Store) maybeSnapshot(ctx context.Context) {
+	if r := s.snapshotDue(); r != nil {
+		s.appendRecord(ctx, r)
+	}
+}
+
+// snapshotDue builds a snapshot of the view when enough records were read since the latest
+// one, else returns nil; the caller holds syncMu and has caught up. The view covers the log
+// up to r.Upto: records other gateways append before the snapshot lands lie after Upto and
+// are replayed after it.
+func (s *Store) snapshotDue() *Record {
 	if s.sinceSnapshot < s.snapshotEvery {
-		return
+		return nil
 	}
 	r := &Record{Kind: KindSnapshot, Upto: s.next, Epoch: s.epoch, Topics: make(map[string]SnapshotTopic)}
 	s.mu.RLock()
@@ -180,6 +198,23 @@ func (s *Store) maybeSnapshot(ctx context.Context) {
 		r.Topics[name] = SnapshotTopic{TopicID: st.TopicID, Configs: st.Configs, LogStart: starts}
 	}
 	s.mu.RUnlock()
+	return r
+}
+
+// appendSnapshot appends snapshot r without holding syncMu (a write's path: no lock across
+// the round trip), then catches up with it.
+func (s *Store) appendSnapshot(ctx context.Context, r *Record) {
+	if _, err := s.log.Append(ctx, partition, [][]byte{r.Encode()}); err != nil {
+		s.logger.Warn("topic state snapshot not written; the next startup reads more of the log", "err", err)
+		return
+	}
+	if err := s.Sync(ctx); err != nil {
+		s.logger.Warn("topic state catch-up after a snapshot failed", "err", err)
+	}
+}
+
+// appendRecord is appendSnapshot for a caller holding syncMu (Load).
+func (s *Store) appendRecord(ctx context.Context, r *Record) {
 	if _, err := s.log.Append(ctx, partition, [][]byte{r.Encode()}); err != nil {
 		s.logger.Warn("topic state snapshot not written; the next startup reads more of the log", "err", err)
 		return
@@ -222,8 +257,11 @@ func (s *Store) catchUp(ctx context.Context) error {
 				if applied {
 					s.apply(&r)
 				}
-				if e.Offset == s.watch {
-					s.watched = applied
+				if s.writing > 0 {
+					if s.applied == nil {
+						s.applied = make(map[uint64]bool)
+					}
+					s.applied[e.Offset] = applied
 				}
 				s.sinceSnapshot++
 			}
@@ -310,7 +348,7 @@ func (s *Store) cachedLocked(topic string, topicID uint32) State {
 
 // SetConfigs replaces the stored configs of a topic.
 func (s *Store) SetConfigs(ctx context.Context, topic string, topicID uint32, configs map[string]string) error {
-	return s.write(ctx, func() *Record {
+	return s.write(ctx, topic, func() *Record {
 		return &Record{Kind: KindConfigs, Topic: topic, TopicID: topicID, Configs: configs}
 	})
 }
@@ -321,7 +359,7 @@ var ErrNotRaised = errors.New("topicstate: log start offsets already at or past 
 // RaiseLogStart raises the log start offsets of some partitions of a topic and returns the
 // resulting offsets of those partitions. Offsets at or below the stored ones change nothing.
 func (s *Store) RaiseLogStart(ctx context.Context, topic string, topicID uint32, starts map[int32]int64) (map[int32]int64, error) {
-	err := s.write(ctx, func() *Record {
+	err := s.write(ctx, topic, func() *Record {
 		cur := s.Cached(topic, topicID).LogStart
 		r := &Record{Kind: KindLogStart, Topic: topic, TopicID: topicID, LogStart: make(map[string]int64)}
 		for p, off := range starts {
@@ -353,37 +391,76 @@ func (s *Store) Forget(ctx context.Context, topic string) error {
 	if !known {
 		return nil
 	}
-	return s.write(ctx, func() *Record { return &Record{Kind: KindDelete, Topic: topic} })
+	return s.write(ctx, topic, func() *Record { return &Record{Kind: KindDelete, Topic: topic} })
 }
 
 // write catches up, builds the record from the current view (nil: nothing to write, which
 // returns ErrNotRaised), appends it and catches up again, which applies it in log order
-// after whatever other gateways appended before it.
-func (s *Store) write(ctx context.Context, build func() *Record) error {
+// after whatever other gateways appended before it. The writes of one topic are serialised;
+// syncMu is held only while the log is read and the view updated, not across the append.
+func (s *Store) write(ctx context.Context, topic string, build func() *Record) error {
+	unlock, err := s.topicWrites.Lock(ctx, topic)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
 	if err := s.catchUp(ctx); err != nil {
+		s.syncMu.Unlock()
 		return err
 	}
 	r := build()
 	if r == nil {
+		s.syncMu.Unlock()
 		return ErrNotRaised
 	}
 	r.Snapshot = s.snapshotAt
 	if r.Kind != KindLogStart && s.controllerEpoch != nil {
 		r.Epoch = s.controllerEpoch()
 	}
+	s.writing++
+	s.syncMu.Unlock()
 	at, err := s.log.Append(ctx, partition, [][]byte{r.Encode()})
+	s.syncMu.Lock()
+	err = s.readBack(ctx, r, at, err)
+	var snap *Record
+	if err == nil {
+		snap = s.snapshotDue()
+	}
+	s.syncMu.Unlock()
+	if snap != nil {
+		s.appendSnapshot(ctx, snap)
+	}
+	return err
+}
+
+// readBack ends a write whose record r was appended at offset at (or failed with err): it
+// catches up to the record and reports whether it was applied. The caller holds syncMu.
+func (s *Store) readBack(ctx context.Context, r *Record, at uint64, err error) error {
+	defer s.doneWriting()
 	if err != nil {
 		return fmt.Errorf("topicstate: appending a %s record for %q: %w", r.Kind, r.Topic, err)
 	}
-	s.watch, s.watched = at, false
-	if err := s.catchUp(ctx); err != nil {
-		return err
+	if s.next <= at {
+		if err := s.catchUp(ctx); err != nil {
+			return err
+		}
 	}
-	if !s.watched {
+	applied, read := s.applied[at]
+	delete(s.applied, at)
+	switch {
+	case !read:
+		return fmt.Errorf("topicstate: the %s record for %q appended at offset %d was not read back", r.Kind, r.Topic, at)
+	case !applied:
 		return fmt.Errorf("%w: %s record for %q at offset %d (epoch %d, the log's %d)", ErrSuperseded, r.Kind, r.Topic, at, r.Epoch, s.epoch)
 	}
-	s.maybeSnapshot(ctx)
 	return nil
+}
+
+// doneWriting ends a write (write); the caller holds syncMu. The last one forgets what catchUp
+// noted for the writes.
+func (s *Store) doneWriting() {
+	if s.writing--; s.writing == 0 {
+		s.applied = nil
+	}
 }

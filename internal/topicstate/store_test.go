@@ -275,3 +275,63 @@ func TestStoreSnapshotInterleaved(t *testing.T) {
 		"a": {TopicID: 1, Configs: map[string]string{"x": "1"}, LogStart: map[int32]int64{0: 5, 1: 7}},
 	})
 }
+
+// holdingLog holds the append of one topic's record until release is closed, as a slow Iggy
+// would; held is closed when that append arrives.
+type holdingLog struct {
+	iggylog.Log
+	topic   string
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (l *holdingLog) Append(ctx context.Context, p int, records [][]byte) (uint64, error) {
+	if r, err := Decode(records[0]); err == nil && r.Topic == l.topic {
+		close(l.held)
+		<-l.release
+	}
+	return l.Log.Append(ctx, p, records)
+}
+
+// A write of one topic's state waiting on a slow Iggy append does not hold up the writes of
+// other topics, nor reads (issue 25: one lock over the log was held across the append); both
+// records are applied, and each write learns its own record's fate.
+func TestWritesOfOtherTopicsNotStalled(t *testing.T) {
+	h := &holdingLog{Log: iggylog.NewMem(1), topic: "slow", held: make(chan struct{}), release: make(chan struct{})}
+	s := newStore(t, h)
+	ctx := context.Background()
+	slow := make(chan error, 1)
+	go func() { slow <- s.SetConfigs(ctx, "slow", 1, map[string]string{"cleanup.policy": "compact"}) }()
+	<-h.held
+	fast := make(chan error, 1)
+	go func() {
+		_, err := s.RaiseLogStart(ctx, "fast", 2, map[int32]int64{0: 5})
+		if err == nil {
+			err = s.Sync(ctx)
+		}
+		fast <- err
+	}()
+	stalled := false
+	select {
+	case err := <-fast:
+		if err != nil {
+			t.Errorf("other topic: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the write of another topic waited for the slow append")
+		stalled = true
+	}
+	close(h.release)
+	if err := <-slow; err != nil {
+		t.Errorf("slow topic: %v", err)
+	}
+	if stalled {
+		<-fast
+	}
+	if got := s.Cached("slow", 1).Configs["cleanup.policy"]; got != "compact" {
+		t.Errorf("slow topic's configs %q", got)
+	}
+	if got := s.Cached("fast", 2).LogStart[0]; got != 5 {
+		t.Errorf("fast topic's log start %d", got)
+	}
+}
