@@ -95,6 +95,9 @@ func loadTopicState(ctx context.Context, api iggylog.API, log *slog.Logger, flus
 func (g *Gateway) offsetsOption(c *offsets.Config) {
 	c.Recovery, _ = offsets.ParseRecovery(g.cfg.CoordinatorLogRecovery) // config validated it
 	c.Node = int32(g.cfg.NodeID)
+	// Fencing protects a hand-over between the gateways BROKERS lists; a gateway configured
+	// alone has nobody to hand over to (offsets.Config.Unfenced).
+	c.Unfenced = len(g.cfg.Peers) == 0
 	c.OnFenced = func(k int) {
 		if cl := g.fenceTo.Load(); cl != nil {
 			cl.retake(k)

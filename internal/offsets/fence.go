@@ -50,6 +50,11 @@ func (e *epochs) admit(r *Record) bool {
 // a fence of the same or a higher epoch got there first (another gateway took p over at the
 // same moment). Runs on p's writer goroutine, or in Load before it starts.
 func (s *Store) claim(ctx context.Context, p *partition, ep epochs, end uint64) error {
+	if s.cfg.Unfenced {
+		p.epoch.Store(ep.cur)
+		p.next = end
+		return nil
+	}
 	epoch := ep.cur + 1
 	fence := Record{Kind: KindFence, Checkpoint: p.checkpoint, Time: s.cfg.Now().UnixMilli(), Epoch: epoch, Node: s.cfg.Node}
 	at, err := s.log.Append(ctx, p.id, [][]byte{fence.encode(nil)})
@@ -93,6 +98,8 @@ func (s *Store) claim(ctx context.Context, p *partition, ep epochs, end uint64) 
 func (s *Store) landed(ctx context.Context, p *partition, first uint64, n int) error {
 	mine := p.epoch.Load()
 	switch {
+	case s.cfg.Unfenced && first > p.next:
+		// Another standalone gateway appended too: nothing to give up (Config.Unfenced).
 	case first == p.next:
 	case first < p.next:
 		s.cfg.Logger.Warn("coordinator log append landed below the expected offset (Iggy lost the log's tail?)",

@@ -300,3 +300,27 @@ func TestReleasedOwnerWritesNothingMore(t *testing.T) {
 		t.Fatalf("%d records appended after the release began, want only the commit on its way", got)
 	}
 }
+
+// Gateways configured alone (no BROKERS list) that share an Iggy each keep serving their own
+// groups, and every replay sees all their commits, as before fencing: they write no fences and
+// never give a partition up for what the others appended (Config.Unfenced). Fenced, the second
+// start took every partition from the first, whose groups then answered NOT_COORDINATOR for
+// good. Also after a fenced (BROKERS) run left epochs in the log, their records are replayed.
+func TestStandaloneGatewaysShareTheLog(t *testing.T) {
+	mem := iggylog.NewMem(DefaultPartitions)
+	fenced := openStore(t, mem) // a run of a gateway in a BROKERS deployment: fences at epoch 1
+	mustCommit(t, fenced, "old", commit("t", 0, 1, -1, ""))
+	unfenced := func(c *Config) { c.Unfenced = true }
+	a := openStore(t, mem, unfenced)
+	b := openStore(t, mem, unfenced)
+	for i := range 3 {
+		mustCommit(t, a, "group-a", commit("t", 0, int64(10+i), -1, ""))
+		mustCommit(t, b, "group-b", commit("t", 0, int64(20+i), -1, ""))
+	}
+	reader := openStore(t, mem, unfenced)
+	for group, want := range map[string]int64{"old": 1, "group-a": 12, "group-b": 22} {
+		if got := fetchOne(t, reader, group, "t", 0); got.Offset != want {
+			t.Errorf("%s replayed at %d, want %d", group, got.Offset, want)
+		}
+	}
+}

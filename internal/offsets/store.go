@@ -58,6 +58,13 @@ type Config struct {
 
 	// Node is this gateway's node id, recorded in its fence records (diagnostics only).
 	Node int32
+	// Unfenced: this gateway is configured as the only one (no BROKERS list), so no other
+	// gateway can legitimately take a partition over. It writes no fence records, stamps its
+	// records with the highest epoch already in the log (so every replay admits them) and
+	// never gives a partition up for what others appended. Standalone gateways that share an
+	// Iggy (tests, or an operator who did not list the others) then each keep serving their
+	// own groups, as before fencing existed (docs/COORDINATOR-LOG.md §7).
+	Unfenced bool
 	// OnFenced, if set, is called (on the partition's writer goroutine; it must not block)
 	// when this store finds that another gateway took over a log partition it still owned:
 	// the store has given the partition up, and the caller may take it over again if the
