@@ -155,7 +155,7 @@ func (b *Broker) newTopicPlan(rt *kmsg.CreateTopicsRequestTopic) (uint32, topicC
 	case rf == 0 || rf < -1:
 		return 0, ret, newAPIError(kerr.InvalidReplicationFactor, "replication factor must be larger than 0, or -1 to use the default")
 	case int(rf) > b.iggyCopies():
-		return 0, ret, newAPIError(kerr.InvalidReplicationFactor, "replication factor %d is larger than the Iggy cluster behind the gateway (%d nodes): Iggy replicates every partition to every node, so use 1 to %d, or -1", rf, b.iggyCopies(), b.iggyCopies())
+		return 0, ret, newAPIError(kerr.InvalidReplicationFactor, "replication factor %d is larger than the %d Iggy node(s) behind the gateway: Iggy replicates every partition to every node of its cluster, so use 1 to %d, or -1", rf, b.iggyCopies(), b.iggyCopies())
 	}
 	switch n := rt.NumPartitions; {
 	case n == -1:

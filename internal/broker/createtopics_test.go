@@ -288,7 +288,7 @@ func TestReplicationFactorFollowsTheIggyCluster(t *testing.T) {
 				}
 			}
 			over := create("rf4", 4)
-			if over.ErrorCode != kerr.InvalidReplicationFactor.Code || over.ErrorMessage == nil || !strings.Contains(*over.ErrorMessage, "3 nodes") {
+			if over.ErrorCode != kerr.InvalidReplicationFactor.Code || over.ErrorMessage == nil || !strings.Contains(*over.ErrorMessage, "3 Iggy node(s)") {
 				t.Errorf("replication factor 4: code %d %v, want INVALID_REPLICATION_FACTOR naming the cluster size", over.ErrorCode, over.ErrorMessage)
 			}
 			if g.iggyTopic("kafka", "rf4") != nil {

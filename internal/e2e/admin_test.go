@@ -165,7 +165,7 @@ func javaConfigsRefused(t *testing.T, env *Env) {
 			t.Errorf("%s %v: exit %d, want a failure mentioning %q\n%s%s", tool, args, res.ExitCode, want, res.Stdout, res.Stderr)
 		}
 	}
-	refused("Iggy replicates partitions", "kafka-topics.sh", "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "3")
+	refused("Iggy replicates every partition to every node", "kafka-topics.sh", "--create", "--topic", topic, "--partitions", "1", "--replication-factor", "3")
 	refused("never deletes", "kafka-topics.sh", "--create", "--topic", topic, "--config", "cleanup.policy=compact", "--config", "retention.ms=1000")
 	if env.iggyTopic(t, topic) != nil {
 		t.Fatalf("a refused --create created %s", topic)
