@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -61,16 +60,4 @@ func (g *gateway) consume(t *testing.T, ctx context.Context, topic string, parti
 		got = append(got, fs.Records()...)
 	}
 	return got
-}
-
-// waitForCondition polls cond for up to 10 s; for state that settles asynchronously.
-func waitForCondition(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
