@@ -221,7 +221,7 @@ fi
 produce_consume "127.0.0.1:$kafka_port" container-check
 if [ ${#memory_args[@]} -gt 0 ]; then
   gw_log=$(docker logs "$run_id-gw" 2>&1)
-  for want in 'msg="tail cache sized from memory" bytes=134217728' 'msg="Go runtime memory limit set from the cgroup'"'"'s" limit_bytes=483183820'; do
+  for want in 'msg="tail cache sized from memory" bytes=134217728' 'msg="Go runtime memory limit set" limit_bytes=483183820 from="90% of the cgroup limit'; do
     grep -qF "$want" <<<"$gw_log" || fail "under a 512 MiB container limit the gateway's log lacks: $want
 $(grep -i memory <<<"$gw_log")"
   done
