@@ -115,10 +115,11 @@ func TestIggyClusterFailoverKeepsProducing(t *testing.T) {
 		return func() bool { p.mu.Lock(); defer p.mu.Unlock(); return f() }
 	}
 	waitFor(t, "records acknowledged before the kill", count(func() bool { return len(p.acked) >= 200 }))
+	// The clock starts once the node is dead (a real node's kill command takes a while).
+	c.Kill(t, old)
 	p.mu.Lock()
 	p.killedAt = time.Now()
 	p.mu.Unlock()
-	c.Kill(t, old)
 	t.Cleanup(func() { c.Restart(t, old) })
 	waitFor(t, "records produced after the kill acknowledged", count(func() bool { return p.ackedAfter >= 200 }))
 	close(stop)
