@@ -240,7 +240,10 @@ func TestIggyClusterBackupDeathAndRejoin(t *testing.T) {
 	produce("primary-dead")
 	c.Restart(t, old)
 	produce("rejoined")
-	if now := c.Index(g.iggy.Primary()); now == old || now < 0 || g.iggy.Failovers() != 1 {
+	// A real cluster may change views once more after a restart (seen with Iggy 0.9.0-edge.5: the
+	// restarted backup, elected primary, missed a heartbeat to the other backup, which elected
+	// itself): the gateway follows every move, so more than one is no error there.
+	if now, f := c.Index(g.iggy.Primary()), g.iggy.Failovers(); now < 0 || (c.Real() && f < 1) || (!c.Real() && (now == old || f != 1)) {
 		t.Fatalf("after the old primary rejoined: primary %s, %d failovers; want another node than %d, one failover",
 			g.iggy.Primary(), g.iggy.Failovers(), old)
 	}
