@@ -115,10 +115,11 @@ func TestIggyClusterFailoverKeepsProducing(t *testing.T) {
 		return func() bool { p.mu.Lock(); defer p.mu.Unlock(); return f() }
 	}
 	waitFor(t, "records acknowledged before the kill", count(func() bool { return len(p.acked) >= 200 }))
+	// The clock starts once the node is dead (a real node's kill command takes a while).
+	c.Kill(t, old)
 	p.mu.Lock()
 	p.killedAt = time.Now()
 	p.mu.Unlock()
-	c.Kill(t, old)
 	t.Cleanup(func() { c.Restart(t, old) })
 	waitFor(t, "records produced after the kill acknowledged", count(func() bool { return p.ackedAfter >= 200 }))
 	close(stop)
@@ -239,7 +240,10 @@ func TestIggyClusterBackupDeathAndRejoin(t *testing.T) {
 	produce("primary-dead")
 	c.Restart(t, old)
 	produce("rejoined")
-	if now := c.Index(g.iggy.Primary()); now == old || now < 0 || g.iggy.Failovers() != 1 {
+	// A real cluster may change views once more after a restart (seen with Iggy 0.9.0-edge.5: the
+	// restarted backup, elected primary, missed a heartbeat to the other backup, which elected
+	// itself): the gateway follows every move, so more than one is no error there.
+	if now, f := c.Index(g.iggy.Primary()), g.iggy.Failovers(); now < 0 || (c.Real() && f < 1) || (!c.Real() && (now == old || f != 1)) {
 		t.Fatalf("after the old primary rejoined: primary %s, %d failovers; want another node than %d, one failover",
 			g.iggy.Primary(), g.iggy.Failovers(), old)
 	}

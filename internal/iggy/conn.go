@@ -34,6 +34,7 @@ type Conn struct {
 	cfg    *Config
 	router *router // which node to dial; shared by a Client's connections
 	owns   bool    // the router is this connection's own (DialConn), closed with it
+	side   bool    // a router's connection to a node that is not the roster's leader (partitionExchange)
 
 	sem chan struct{} // one token: held for a whole exchange
 
@@ -283,7 +284,16 @@ func (cn *Conn) exchangeLocked(ctx context.Context, c *call, decode func([]byte)
 			} else if time.Since(notAcceptedSince) > cn.cfg.FailoverTimeout {
 				return se
 			}
+			if cn.side {
+				return se // the router tries the next node
+			}
 			cn.router.notAccepted(ctx, cn.addr, cn.gen)
+			if wire.IsPartitionOp(op) && !cn.router.moved(cn.gen) {
+				// The roster's leader is not this partition's primary: another node may be.
+				if err, ok := cn.router.partitionExchange(ctx, cn.addr, c, decode); ok {
+					return err
+				}
+			}
 			if sleep(ctx, transientInterval) != nil {
 				return se
 			}

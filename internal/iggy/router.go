@@ -75,6 +75,11 @@ type router struct {
 	flight       *flight   // the discovery running now, nil when none
 	next         int       // routeAnyNode: the seed to try next
 	closed       bool      // no discovery starts any more
+
+	// Connections to the other nodes, for partition writes the leader did not admit
+	// (partitionExchange), and the node that admitted the last one.
+	side     map[string]*Conn
+	partHint string
 }
 
 // errRouterClosed fails the searches asked for after the client closed.
@@ -121,10 +126,108 @@ func (r *router) shutdown() {
 	r.cancel()
 }
 
-// close shuts the router down and waits for a running discovery to end.
+// close shuts the router down, waits for a running discovery to end and closes the
+// connections to other nodes.
 func (r *router) close() {
 	r.shutdown()
 	r.wg.Wait()
+	r.mu.Lock()
+	side := r.side
+	r.side = nil
+	r.mu.Unlock()
+	for _, cn := range side {
+		cn.abandon()
+	}
+}
+
+// partitionExchange sends c, a partition write (SendMessages, consumer offsets) that node from,
+// the roster's leader, refused with TransientNotAccepted, to the other nodes of the roster in
+// turn, the one that admitted the last such write first. In Iggy 0.9 every partition is a
+// consensus group of its own, whose primary (the node of its view, view mod nodes) is not
+// always the metadata primary the roster names leader: a partition created after a failover
+// starts in view 0, and a partition's view change can elect another node than the metadata
+// group's (a restarted node that has not caught up is skipped). Nothing forwards partition
+// writes to their primary (core/server/config.toml), so the client finds it. A node that
+// refuses too (58) or cannot be reached is skipped; ok is false when every node refused, and
+// the caller goes on as for any TransientNotAccepted. A write sent to a node that then dropped
+// the connection is not tried elsewhere: its error (MaybeApplied) is the answer.
+func (r *router) partitionExchange(ctx context.Context, from string, c *call, decode func([]byte) error) (err error, ok bool) {
+	if r.mode != routeLeader {
+		return nil, false
+	}
+	r.mu.Lock()
+	if r.closed || !r.clusterLocked() {
+		r.mu.Unlock()
+		return nil, false
+	}
+	candidates := dedupAddrs(append([]string{r.partHint}, r.nodes...))
+	r.mu.Unlock()
+	for _, addr := range candidates {
+		if sameAddr(addr, from) {
+			continue
+		}
+		cn, err := r.sideConn(ctx, addr)
+		if err != nil {
+			continue
+		}
+		err = cn.exchange(ctx, c, decode)
+		switch {
+		case IsCode(err, CodeTransientNotAccepted):
+			continue
+		case errors.Is(err, ErrConnection) && !MaybeApplied(err):
+			r.dropSide(addr, cn)
+			continue
+		}
+		r.mu.Lock()
+		r.partHint = addr
+		r.mu.Unlock()
+		return err, true
+	}
+	return nil, false
+}
+
+// sideConn returns the router's connection to addr, dialing it the first time.
+func (r *router) sideConn(ctx context.Context, addr string) (*Conn, error) {
+	r.mu.Lock()
+	cn := r.side[addr]
+	r.mu.Unlock()
+	if cn != nil {
+		return cn, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(probeTimeout, r.cfg.DialTimeout))
+	defer cancel()
+	pc := *r.cfg
+	pc.Addr, pc.PingInterval, pc.OnReconnect = addr, -1, nil
+	cn, err := dialConn(ctx, &pc, newRouter(&pc, routeFixed))
+	if err != nil {
+		return nil, err
+	}
+	cn.owns, cn.side = true, true
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		go cn.abandon()
+		return nil, errRouterClosed
+	}
+	if other := r.side[addr]; other != nil {
+		go cn.abandon()
+		return other, nil
+	}
+	if r.side == nil {
+		r.side = map[string]*Conn{}
+	}
+	r.side[addr] = cn
+	return cn, nil
+}
+
+// dropSide forgets the connection cn to addr and closes it.
+func (r *router) dropSide(addr string, cn *Conn) {
+	r.mu.Lock()
+	if r.side[addr] == cn {
+		delete(r.side, addr)
+	}
+	r.mu.Unlock()
+	cn.abandon()
 }
 
 // moved reports whether the primary moved since generation gen.

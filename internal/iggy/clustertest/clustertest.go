@@ -6,7 +6,8 @@
 // Failover tests kill and restart nodes: the in-memory cluster does it itself; a real one needs
 // IGGY_TEST_CLUSTER_KILL_COMMAND and IGGY_TEST_CLUSTER_RESTART_COMMAND, shell commands run with
 // the node's index as their last argument (and in IGGY_TEST_CLUSTER_NODE), and such tests skip
-// without them. The restart command must return once the node listens again.
+// without them. The restart command must return once the node has rejoined the cluster (a real
+// node answers logins with TransientNotAccepted until then), and at once for a node that runs.
 package clustertest
 
 import (
@@ -118,7 +119,9 @@ func (c *Cluster) RequireFaults(t testing.TB) {
 	}
 }
 
-// Kill kills node i (SIGKILL for a real node).
+// Kill kills node i (SIGKILL for a real node). The node is started again when t ends, if the
+// test did not restart it, so that a failed test does not leave the next one a cluster without
+// a majority (the restart command returns at once for a node that runs).
 func (c *Cluster) Kill(t testing.TB, i int) {
 	t.Helper()
 	if c.Mem != nil {
@@ -126,6 +129,7 @@ func (c *Cluster) Kill(t testing.TB, i int) {
 		return
 	}
 	c.run(t, "IGGY_TEST_CLUSTER_KILL_COMMAND", c.killCmd, i)
+	t.Cleanup(func() { c.run(t, "IGGY_TEST_CLUSTER_RESTART_COMMAND", c.restartCmd, i) })
 }
 
 // Restart starts killed node i again; it rejoins the cluster as a backup.

@@ -48,6 +48,9 @@ type Cluster struct {
 	// serving is the index of the node that applies writes now, -1 while the cluster has no
 	// primary (its primary died and the election has not finished, or a majority is down).
 	serving atomic.Int32
+	// partPrimary is the node whose partition writes are admitted while it differs from the
+	// metadata primary (SetPartitionPrimary), -1 when partitions follow the metadata primary.
+	partPrimary atomic.Int32
 
 	mu      sync.Mutex
 	view    uint64 // the primary of view v is node v mod len(nodes)
@@ -90,6 +93,7 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 		c.alive[i] = true
 	}
 	c.serving.Store(0)
+	c.partPrimary.Store(-1)
 	return c, nil
 }
 
@@ -254,6 +258,23 @@ func (c *Cluster) Close() error {
 
 // isPrimary reports whether node i applies writes now.
 func (c *Cluster) isPrimary(i int) bool { return int(c.serving.Load()) == i }
+
+// SetPartitionPrimary makes node i the primary of every partition while the metadata primary
+// (the roster's Leader) stays where it is; -1 makes partitions follow the metadata primary
+// again. A real Iggy 0.9 cluster runs one consensus group per partition, each with a primary
+// of its own (the node of its view), which is not always the roster's leader: a partition
+// created after a failover starts in view 0, and a partition's view change may elect another
+// node than the metadata group's. Here every partition moves together.
+func (c *Cluster) SetPartitionPrimary(i int) { c.partPrimary.Store(int32(i)) }
+
+// admits reports whether node i applies a request of operation op now: partition writes on the
+// partition primary, everything else on the metadata primary.
+func (c *Cluster) admits(i int, op uint8) bool {
+	if p := c.partPrimary.Load(); p >= 0 && wire.IsPartitionOp(op) {
+		return c.hasPrimary() && int(p) == i
+	}
+	return c.isPrimary(i)
+}
 
 // hasPrimary reports whether some node applies writes now.
 func (c *Cluster) hasPrimary() bool { return c.serving.Load() >= 0 }

@@ -22,7 +22,7 @@ func (c *conn) handle(h *wire.RequestHeader, body []byte) bool {
 		}
 	}
 	sess := c.session()
-	if cl := c.srv.cluster; cl != nil && !cl.isPrimary(c.srv.index) && h.Operation != wire.OpNonReplicated {
+	if cl := c.srv.cluster; cl != nil && !cl.admits(c.srv.index, h.Operation) && h.Operation != wire.OpNonReplicated {
 		if done, ok := c.backup(h, sess, cl); done {
 			return ok
 		}
