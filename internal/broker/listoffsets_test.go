@@ -4,24 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-func listOffsetsReq(version int16, topic string, timestamp int64, partitions ...int32) *kmsg.ListOffsetsRequest {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.Version = version
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for _, p := range partitions {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp = p, timestamp
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	return req
-}
 
 // listed returns the single partition's answer.
 func (g *gateway) listed(t *testing.T, req *kmsg.ListOffsetsRequest) kmsg.ListOffsetsResponseTopicPartition {
@@ -72,7 +59,7 @@ func TestListOffsets(t *testing.T) {
 			if v < tt.minVersion {
 				continue
 			}
-			p := g.listed(t, listOffsetsReq(v, "lo", tt.timestamp, tt.partition))
+			p := g.listed(t, testutil.ListOffsetsReq(v, "lo", tt.timestamp, tt.partition))
 			wantEpoch := int32(0) // never truncated: epoch 0 for every record, -1 for none
 			if tt.wantOffset < 0 {
 				wantEpoch = -1
@@ -82,15 +69,15 @@ func TestListOffsets(t *testing.T) {
 			}
 		}
 		c := dialRaw(t, g.addr)
-		resp := c.roundTrip(listOffsetsReq(v, "lo", -1, 0)).(*kmsg.ListOffsetsResponse)
+		resp := c.roundTrip(testutil.ListOffsetsReq(v, "lo", -1, 0)).(*kmsg.ListOffsetsResponse)
 		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.Offset != 3 {
 			t.Errorf("v%d over the socket: %+v", v, p)
 		}
 	}
 	for name, req := range map[string]*kmsg.ListOffsetsRequest{
-		"unknown topic":      listOffsetsReq(7, "missing", -1, 0),
-		"unknown partition":  listOffsetsReq(7, "lo", -1, 2),
-		"invalid topic name": listOffsetsReq(7, "bad name!", -1, 0),
+		"unknown topic":      testutil.ListOffsetsReq(7, "missing", -1, 0),
+		"unknown partition":  testutil.ListOffsetsReq(7, "lo", -1, 2),
+		"invalid topic name": testutil.ListOffsetsReq(7, "bad name!", -1, 0),
 	} {
 		if p := g.listed(t, req); p.ErrorCode != kerr.UnknownTopicOrPartition.Code || p.Offset != -1 {
 			t.Errorf("%s: %+v", name, p)

@@ -9,21 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/iggygw/iggy-gateway-kafka/internal/iggy"
+	"github.com/iggygw/iggy-gateway-kafka/internal/testutil"
 )
-
-func listOffsetsReq(version int16, topic string, timestamp int64, partitions ...int32) *kmsg.ListOffsetsRequest {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.Version = version
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for _, p := range partitions {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp = p, timestamp
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	return req
-}
 
 // listed returns the single partition's answer.
 func (g *gateway) listed(t *testing.T, req *kmsg.ListOffsetsRequest) kmsg.ListOffsetsResponseTopicPartition {
@@ -51,11 +38,11 @@ func TestListOffsetsByTimestampScan(t *testing.T) {
 	}
 	// All three were appended after start: Iggy's lookup answers offset 0, whose Kafka
 	// timestamp is a day old; the first record at or after start is offset 2.
-	p := g.listed(t, listOffsetsReq(7, "scan", start.UnixMilli(), 0))
+	p := g.listed(t, testutil.ListOffsetsReq(7, "scan", start.UnixMilli(), 0))
 	if p.Offset != 2 || p.Timestamp != start.Add(time.Minute).UnixMilli() {
 		t.Errorf("by timestamp: %+v, want offset 2", p)
 	}
-	p = g.listed(t, listOffsetsReq(7, "scan", old/1000+1, 0))
+	p = g.listed(t, testutil.ListOffsetsReq(7, "scan", old/1000+1, 0))
 	if p.Offset != 1 {
 		t.Errorf("by an old timestamp: %+v, want offset 1", p)
 	}
@@ -63,7 +50,7 @@ func TestListOffsetsByTimestampScan(t *testing.T) {
 
 func TestListOffsetsBridgeOff(t *testing.T) {
 	g := startGateway(t, gatewayOpts{})
-	if p := g.listed(t, listOffsetsReq(7, "t", -1, 0)); p.ErrorCode != kerr.NotLeaderForPartition.Code {
+	if p := g.listed(t, testutil.ListOffsetsReq(7, "t", -1, 0)); p.ErrorCode != kerr.NotLeaderForPartition.Code {
 		t.Errorf("%+v", p)
 	}
 }
@@ -73,9 +60,9 @@ func TestListOffsetsBridgeOff(t *testing.T) {
 func TestListOffsetsDuplicatePartitions(t *testing.T) {
 	g := startGateway(t, gatewayOpts{bridge: true})
 	g.mkTopic("kafka", "dups", 2)
-	req := listOffsetsReq(7, "dups", -1, 0, 1, 0)
-	again := listOffsetsReq(7, "missing", -1, 3, 3)
-	again.Topics = append(again.Topics, listOffsetsReq(7, "dups", -1, 1).Topics[0])
+	req := testutil.ListOffsetsReq(7, "dups", -1, 0, 1, 0)
+	again := testutil.ListOffsetsReq(7, "missing", -1, 3, 3)
+	again.Topics = append(again.Topics, testutil.ListOffsetsReq(7, "dups", -1, 1).Topics[0])
 	req.Topics = append(req.Topics, again.Topics...)
 	resp, err := g.b.ListOffsets(ctxT(t), dataConn, req)
 	if err != nil {
@@ -96,7 +83,7 @@ func TestListOffsetsDuplicatePartitions(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("error codes %v, want %v", got, want)
 	}
-	resp, err = g.b.ListOffsets(ctxT(t), dataConn, listOffsetsReq(7, "dups", -1, 0, 1))
+	resp, err = g.b.ListOffsets(ctxT(t), dataConn, testutil.ListOffsetsReq(7, "dups", -1, 0, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

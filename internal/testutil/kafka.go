@@ -113,3 +113,19 @@ func DecodeFetched(p *kmsg.FetchResponseTopicPartition, offset int64) ([]kgo.Rec
 	}
 	return out, nil
 }
+
+// ListOffsetsReq is a ListOffsets request for partitions of one topic, all at timestamp (or an
+// offset spec: -1 latest, -2 earliest, -3 max timestamp).
+func ListOffsetsReq(version int16, topic string, timestamp int64, partitions ...int32) *kmsg.ListOffsetsRequest {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = version
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for _, p := range partitions {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = p, timestamp
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return req
+}
